@@ -1,0 +1,36 @@
+# Two commands matter: `make demo` (main job on the embedded default) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# The CPU torch wheel lies in /opt/wheels on these machines; elsewhere pip finds it on PyPI.
+FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
+export DAGSTER_HOME ?= $(CURDIR)/dagster_home
+export HF_HUB_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: install demo test ui lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q $(FIND_LINKS) -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	$(BIN)/nexus-memory ingest nexus_memory/sample_data/events.jsonl --format jsonl
+	$(BIN)/nexus-memory pipeline
+	$(BIN)/nexus-memory stats
+
+test: install
+	$(BIN)/python -m pytest -q
+
+ui: install
+	$(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
+
+lint: install
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) data dagster_home/storage dagster_home/history dagster_home/schedules dagster_home/logs

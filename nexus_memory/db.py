@@ -1,0 +1,143 @@
+"""SQLite connections with sqlite-vec loaded, WAL, busy timeouts, and versioned schemas per store.
+
+Python's stdlib sqlite3 is often built without extension loading, so we take the first driver that
+can load sqlite-vec: pysqlite3 (bundles a current SQLite), then the stdlib module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import sqlite_vec
+
+STORES = ("memory", "events", "identity", "embeddings")
+# Each store's schema is a list of migrations; the store's version is PRAGMA user_version.
+# Migration 1 is the whole schema file; later ones are appended here as ALTER statements.
+MIGRATIONS: dict[str, list[str]] = {name: [f"{name}.sql"] for name in STORES}
+BUSY_TIMEOUT_MS = 30_000
+
+
+class SchemaError(RuntimeError):
+    """A store's on-disk schema cannot be used by this version of Nexus Memory."""
+
+
+def _pick_driver() -> ModuleType:
+    candidates = []
+    with contextlib.suppress(ImportError):
+        import pysqlite3.dbapi2 as pysqlite3  # type: ignore[import-not-found]
+
+        candidates.append(pysqlite3)
+    import sqlite3
+
+    candidates.append(sqlite3)
+    for module in candidates:
+        conn = module.connect(":memory:")
+        try:
+            if hasattr(conn, "enable_load_extension"):
+                conn.enable_load_extension(True)
+                sqlite_vec.load(conn)
+                return module
+        except Exception:  # noqa: BLE001 - try the next driver
+            continue
+        finally:
+            conn.close()
+    raise RuntimeError(
+        "No SQLite driver here can load sqlite-vec: install pysqlite3-binary (Linux) "
+        "or a Python built with loadable SQLite extensions."
+    )
+
+
+sqlite = _pick_driver()
+Connection = Any  # the chosen driver's Connection class
+IntegrityError = sqlite.IntegrityError
+OperationalError = sqlite.OperationalError
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> Connection:
+    """Open one SQLite file with sqlite-vec, WAL, a busy timeout and foreign keys on."""
+    if readonly:
+        conn = sqlite.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                              check_same_thread=False)
+    else:
+        conn = sqlite.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    conn.row_factory = sqlite.Row
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    # Autocommit mode: transactions are explicit (see `transaction`), never implicit.
+    conn.isolation_level = None
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def migrate(path: Path, store: str) -> int:
+    """Create or upgrade one store file to the current schema; return its version."""
+    migrations = MIGRATIONS[store]
+    conn = connect(path)
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(migrations):
+            raise SchemaError(
+                f"{path} has schema version {version}, newer than this Nexus Memory understands "
+                f"({len(migrations)}). Upgrade nexus-memory, or point NEXUS_DATA_DIR elsewhere."
+            )
+        for number in range(version + 1, len(migrations) + 1):
+            sql = _migration_sql(migrations[number - 1])
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _split_sql(sql):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+                conn.execute("COMMIT")
+            except Exception:
+                conn.execute("ROLLBACK")
+                raise
+        return len(migrations)
+    finally:
+        conn.close()
+
+
+def _migration_sql(entry: str) -> str:
+    if entry.endswith(".sql"):
+        return resources.files("nexus_memory.schema").joinpath(entry).read_text()
+    return entry
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a schema script into statements (sqlite3.complete_statement handles triggers)."""
+    statements, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--") and not buffer.strip():
+            continue
+        buffer += line
+        if sqlite.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
+
+
+@contextlib.contextmanager
+def transaction(conn: Connection, *, immediate: bool = True) -> Iterator[Connection]:
+    """BEGIN ... COMMIT, or ROLLBACK on any error. Nested use joins the outer transaction."""
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

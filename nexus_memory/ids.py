@@ -1,0 +1,30 @@
+"""Identifiers: ULIDs for rows we create, stable hashes for rows derived from content."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def ulid(ms: int | None = None) -> str:
+    """A 26-character ULID: sortable by creation time, random below the millisecond."""
+    ms = int(time.time() * 1000) if ms is None else ms
+    value = (ms << 80) | int.from_bytes(os.urandom(10), "big")
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+def stable_id(prefix: str, *parts: object) -> str:
+    """A deterministic id from parts, so re-running a step produces the same row ids."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:24]
+    return f"{prefix}_{digest}"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)

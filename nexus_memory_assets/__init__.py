@@ -1,0 +1,1 @@
+"""Dagster definitions for Nexus Memory."""
