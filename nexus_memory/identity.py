@@ -1,0 +1,300 @@
+"""The unified entity store (identity.db): entities, aliases, merge candidates, merges.
+
+Rules from seeds 002/003 that live here:
+- a message from an unknown handle creates a sparse delivery-sourced entity and a routable contact;
+- contact info mentioned in conversation becomes an entity, never a contact;
+- only exact email/phone matches above 0.99 merge automatically ("prefer duplicates over false merges");
+- a merge updates session aliases in the same transaction, or does not happen.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nexus_memory import db
+from nexus_memory.ids import now_ms, stable_id, ulid
+
+if TYPE_CHECKING:
+    from nexus_memory.events import Event
+
+AUTO_MERGE_THRESHOLD = 0.99
+AUTO_MERGE_TYPES = ("email", "phone")
+EMAIL_RE = re.compile(r"^[\w.+-]+@[\w-]+(\.[\w-]+)+$")
+PHONE_RE = re.compile(r"^\+?[\d\s().-]{7,}$")
+
+
+class MergeError(RuntimeError):
+    """A merge that cannot be applied (missing entity, self-merge, failed propagation)."""
+
+
+@dataclass(frozen=True)
+class Entity:
+    id: str
+    name: str
+    type: str
+    source: str
+    merged_into: str | None = None
+
+
+def normalize(name: str) -> str:
+    """Lookup key for a name or handle: lower case, folded whitespace, phones reduced to digits."""
+    text = " ".join(name.strip().lower().split())
+    if PHONE_RE.match(text) and not EMAIL_RE.match(text):
+        digits = re.sub(r"\D", "", text)
+        return "+" + digits if text.startswith("+") else digits
+    return text
+
+
+def handle_type(platform: str, handle: str) -> str:
+    """Entity type for a raw sender handle: 'email', 'phone', or '<platform>_handle'."""
+    if EMAIL_RE.match(handle.strip()):
+        return "email"
+    if PHONE_RE.match(handle.strip()):
+        return "phone"
+    return f"{platform}_handle"
+
+
+def _row_entity(row: Any) -> Entity:
+    return Entity(row["id"], row["name"], row["type"], row["source"], row["merged_into"])
+
+
+def get_entity(conn: db.Connection, entity_id: str) -> Entity | None:
+    row = conn.execute("SELECT * FROM entities WHERE id = ?", (entity_id,)).fetchone()
+    return _row_entity(row) if row else None
+
+
+def canonical_id(conn: db.Connection, entity_id: str) -> str:
+    """Follow merged_into to the surviving entity."""
+    seen = set()
+    while entity_id not in seen:
+        seen.add(entity_id)
+        row = conn.execute("SELECT merged_into FROM entities WHERE id = ?", (entity_id,)).fetchone()
+        if not row or not row[0]:
+            return entity_id
+        entity_id = row[0]
+    return entity_id
+
+
+def find_entities(conn: db.Connection, name: str, *, type: str | None = None) -> list[Entity]:
+    """Live entities whose name or alias normalises to `name` (merged ones resolve to their winner)."""
+    key = normalize(name)
+    rows = conn.execute(
+        """SELECT id FROM entities WHERE normalized = ?
+           UNION SELECT entity_id FROM aliases WHERE normalized = ?""",
+        (key, key),
+    ).fetchall()
+    found: dict[str, Entity] = {}
+    for (entity_id,) in rows:
+        entity = get_entity(conn, canonical_id(conn, entity_id))
+        if entity and (type is None or entity.type == type):
+            found[entity.id] = entity
+    return sorted(found.values(), key=lambda e: e.id)
+
+
+def create_entity(
+    conn: db.Connection,
+    name: str,
+    type: str,
+    *,
+    source: str = "inferred",
+    normalized: str | None = None,
+    is_user: bool = False,
+    seen_at: int | None = None,
+    entity_id: str | None = None,
+) -> str:
+    """Insert a new entity and return its id (tool `create_entity` of seed 002)."""
+    if not name.strip():
+        raise ValueError("entity name must not be empty")
+    now = now_ms()
+    entity_id = entity_id or ulid(now)
+    conn.execute(
+        """INSERT INTO entities (id, name, normalized, type, source, is_user, first_seen, last_seen,
+               created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (entity_id, name.strip(), normalized or normalize(name), type, source, is_user,
+         seen_at, seen_at, now, now),
+    )
+    return entity_id
+
+
+def add_alias(conn: db.Connection, entity_id: str, alias: str, alias_type: str,
+              platform: str | None = None) -> None:
+    conn.execute(
+        """INSERT OR IGNORE INTO aliases (entity_id, alias, normalized, alias_type, platform, created_at)
+           VALUES (?, ?, ?, ?, ?, ?)""",
+        (entity_id, alias, normalize(alias), alias_type, platform, now_ms()),
+    )
+
+
+def resolve_or_create(conn: db.Connection, name: str, type: str, *, source: str = "inferred",
+                      seen_at: int | None = None) -> str:
+    """The existing entity for `name` (preferring the same type), else a new one."""
+    matches = find_entities(conn, name)
+    same_type = [e for e in matches if e.type == type]
+    if same_type or matches:
+        entity = (same_type or matches)[0]
+        conn.execute(
+            """UPDATE entities SET mention_count = mention_count + 1,
+                   last_seen = max(coalesce(last_seen, 0), coalesce(?, 0)) WHERE id = ?""",
+            (seen_at, entity.id),
+        )
+        return entity.id
+    return create_entity(conn, name, type, source=source, seen_at=seen_at)
+
+
+def register_delivery(conn: db.Connection, event: Event) -> str:
+    """Delivery-sourced entity + routable contact for the sender of a real message (seed 002)."""
+    row = conn.execute(
+        "SELECT entity_id FROM contacts WHERE platform = ? AND handle = ?", (event.platform, event.sender_id)
+    ).fetchone()
+    if row:
+        entity_id = canonical_id(conn, row[0])
+    else:
+        kind = handle_type(event.platform, event.sender_id)
+        # A handle already known (say an email someone mentioned) gains its contact row now.
+        existing = [e for e in find_entities(conn, event.sender_id) if e.type == kind]
+        entity_id = existing[0].id if existing else create_entity(
+            conn, event.sender_id, kind, source="delivery", seen_at=event.as_of,
+            is_user=event.direction == "outbound",
+            entity_id=stable_id("ent", "delivery", event.platform, normalize(event.sender_id)),
+        )
+        conn.execute(
+            "INSERT INTO contacts (platform, handle, entity_id, first_seen) VALUES (?, ?, ?, ?)",
+            (event.platform, event.sender_id, entity_id, event.as_of),
+        )
+        add_alias(conn, entity_id, event.sender_id, "handle", event.platform)
+    if event.sender_name and normalize(event.sender_name) != normalize(event.sender_id):
+        add_alias(conn, entity_id, event.sender_name, "display_name", event.platform)
+    if event.session_id:
+        conn.execute(
+            "INSERT OR IGNORE INTO sessions (id, entity_id, platform, created_at) VALUES (?, ?, ?, ?)",
+            (event.session_id, entity_id, event.platform, now_ms()),
+        )
+    return entity_id
+
+
+def propose_merge(conn: db.Connection, entity_a_id: str, entity_b_id: str, confidence: float,
+                  reason: str) -> dict[str, Any]:
+    """Record that b may be the same as a; apply it only for exact email/phone matches > 0.99."""
+    if not 0.0 <= confidence <= 1.0:
+        raise ValueError("confidence must be between 0 and 1")
+    a, b = get_entity(conn, canonical_id(conn, entity_a_id)), get_entity(conn, canonical_id(conn, entity_b_id))
+    if a is None or b is None:
+        raise MergeError(f"unknown entity: {entity_a_id if a is None else entity_b_id}")
+    if a.id == b.id:
+        return {"status": "already_merged", "winner": a.id}
+    auto = confidence > AUTO_MERGE_THRESHOLD and _exact_contact_match(conn, a, b)
+    candidate_id = stable_id("mc", a.id, b.id)
+    with db.transaction(conn):
+        conn.execute(
+            """INSERT INTO merge_candidates (id, entity_a_id, entity_b_id, confidence, reason,
+                   auto_eligible, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (entity_a_id, entity_b_id) DO UPDATE SET
+                   confidence = max(confidence, excluded.confidence), reason = excluded.reason""",
+            (candidate_id, a.id, b.id, confidence, reason, auto, now_ms()),
+        )
+        if auto:
+            merge_entities(conn, a.id, b.id)
+            conn.execute(
+                "UPDATE merge_candidates SET status = 'auto_merged', resolved_at = ? WHERE id = ?",
+                (now_ms(), candidate_id),
+            )
+    return {"status": "auto_merged" if auto else "pending", "candidate_id": candidate_id,
+            "winner": a.id, "loser": b.id}
+
+
+def _exact_contact_match(conn: db.Connection, a: Entity, b: Entity) -> bool:
+    """True when a and b share an email or phone exactly (names alone never auto-merge)."""
+    def contact_keys(entity: Entity) -> set[str]:
+        keys = {normalize(entity.name)} if entity.type in AUTO_MERGE_TYPES else set()
+        rows = conn.execute(
+            "SELECT normalized FROM aliases WHERE entity_id = ? AND alias_type IN ('email', 'phone')",
+            (entity.id,),
+        ).fetchall()
+        return keys | {r[0] for r in rows}
+
+    return bool(contact_keys(a) & contact_keys(b))
+
+
+def merge_entities(conn: db.Connection, winner_id: str, loser_id: str) -> None:
+    """Merge loser into winner: merged_into, aliases, fact links, session aliases, in one transaction."""
+    if winner_id == loser_id:
+        raise MergeError("cannot merge an entity into itself")
+    winner, loser = get_entity(conn, winner_id), get_entity(conn, loser_id)
+    if winner is None or loser is None:
+        raise MergeError(f"unknown entity: {winner_id if winner is None else loser_id}")
+    if winner.merged_into or loser.merged_into:
+        raise MergeError("both entities must be live (not already merged)")
+    now = now_ms()
+    with db.transaction(conn):
+        conn.execute("UPDATE entities SET merged_into = ?, updated_at = ? WHERE id = ?", (winner_id, now, loser_id))
+        alias_type = loser.type if loser.type in ("email", "phone") else "handle" if loser.type.endswith(
+            "_handle") else "name"
+        add_alias(conn, winner_id, loser.name, alias_type)
+        conn.execute(
+            """INSERT OR IGNORE INTO aliases (entity_id, alias, normalized, alias_type, platform, created_at)
+               SELECT ?, alias, normalized, alias_type, platform, ? FROM aliases WHERE entity_id = ?""",
+            (winner_id, now, loser_id),
+        )
+        conn.execute(
+            """INSERT OR IGNORE INTO fact_entities (fact_id, entity_id, as_of)
+               SELECT fact_id, ?, as_of FROM fact_entities WHERE entity_id = ?""",
+            (winner_id, loser_id),
+        )
+        conn.execute("DELETE FROM fact_entities WHERE entity_id = ?", (loser_id,))
+        conn.execute("UPDATE contacts SET entity_id = ? WHERE entity_id = ?", (winner_id, loser_id))
+        conn.execute(
+            "UPDATE entities SET mention_count = mention_count + ? WHERE id = ?",
+            (conn.execute("SELECT mention_count FROM entities WHERE id = ?", (loser_id,)).fetchone()[0],
+             winner_id),
+        )
+        propagate_merge_to_sessions(conn, winner_id, loser_id)
+
+
+def propagate_merge_to_sessions(conn: db.Connection, winner_id: str, loser_id: str) -> int:
+    """Make every session of loser (and of its aliases) reachable through winner. Returns the count."""
+    cur = conn.execute(
+        """INSERT OR IGNORE INTO session_aliases (session_id, entity_id, via_merge_of, created_at)
+           SELECT id, ?, ?, ? FROM sessions WHERE entity_id = ?
+           UNION SELECT session_id, ?, ?, ? FROM session_aliases WHERE entity_id = ?""",
+        (winner_id, loser_id, now_ms(), loser_id, winner_id, loser_id, now_ms(), loser_id),
+    )
+    return cur.rowcount
+
+
+def sessions_for(conn: db.Connection, entity_id: str) -> list[str]:
+    """Session ids that route to this entity directly or through merge aliases."""
+    entity_id = canonical_id(conn, entity_id)
+    rows = conn.execute(
+        """SELECT id FROM sessions WHERE entity_id = ?
+           UNION SELECT session_id FROM session_aliases WHERE entity_id = ? ORDER BY 1""",
+        (entity_id, entity_id),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def list_candidates(conn: db.Connection, status: str = "pending") -> list[dict[str, Any]]:
+    rows = conn.execute(
+        """SELECT mc.*, a.name AS a_name, a.type AS a_type, b.name AS b_name, b.type AS b_type
+           FROM merge_candidates mc JOIN entities a ON a.id = mc.entity_a_id
+           JOIN entities b ON b.id = mc.entity_b_id WHERE mc.status = ? ORDER BY mc.created_at""",
+        (status,),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def resolve_candidate(conn: db.Connection, candidate_id: str, accept: bool) -> str:
+    """Accept (merge) or reject a pending merge candidate; returns the new status."""
+    row = conn.execute("SELECT * FROM merge_candidates WHERE id = ?", (candidate_id,)).fetchone()
+    if row is None:
+        raise MergeError(f"no merge candidate {candidate_id}")
+    if row["status"] != "pending":
+        raise MergeError(f"merge candidate {candidate_id} is already {row['status']}")
+    status = "accepted" if accept else "rejected"
+    with db.transaction(conn):
+        if accept:
+            merge_entities(conn, canonical_id(conn, row["entity_a_id"]), canonical_id(conn, row["entity_b_id"]))
+        conn.execute("UPDATE merge_candidates SET status = ?, resolved_at = ? WHERE id = ?",
+                     (status, now_ms(), candidate_id))
+    return status

@@ -1,0 +1,26 @@
+"""Shared fixtures: a fresh set of stores in a temporary directory for each test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from nexus_memory.config import Settings, load_settings  # noqa: E402
+from nexus_memory.stores import Stores  # noqa: E402
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(data_dir=tmp_path / "data", inbox_dir=tmp_path / "inbox")
+
+
+@pytest.fixture
+def stores(settings: Settings) -> Iterator[Stores]:
+    with Stores(settings) as opened:
+        yield opened
