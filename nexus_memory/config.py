@@ -19,22 +19,16 @@ class Settings:
     """Everything configurable about a Nexus Memory installation."""
 
     data_dir: Path = field(default_factory=lambda: Path(_env("NEXUS_DATA_DIR", str(REPO_ROOT / "data"))))
-    inbox_dir: Path = field(
-        default_factory=lambda: Path(_env("NEXUS_INBOX_DIR", str(REPO_ROOT / "inbox")))
-    )
+    inbox_dir: Path = field(default_factory=lambda: Path(_env("NEXUS_INBOX_DIR", str(REPO_ROOT / "inbox"))))
     # Daily partitions start here; events before it are kept but not partitioned.
     partition_start: str = field(default_factory=lambda: _env("NEXUS_PARTITION_START", "2019-01-01"))
-    embedding_model: str = field(
-        default_factory=lambda: _env("NEXUS_EMBEDDING_MODEL", "all-MiniLM-L6-v2")
-    )
+    embedding_model: str = field(default_factory=lambda: _env("NEXUS_EMBEDDING_MODEL", "all-MiniLM-L6-v2"))
     torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
     llm_base_url: str = field(default_factory=lambda: _env("NEXUS_LLM_BASE_URL", ""))
     llm_model: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL", ""))
     llm_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", "not-needed"))
     llm_timeout_s: float = field(default_factory=lambda: float(_env("NEXUS_LLM_TIMEOUT_S", "60")))
-    max_content_chars: int = field(
-        default_factory=lambda: int(_env("NEXUS_MAX_CONTENT_CHARS", "100000"))
-    )
+    max_content_chars: int = field(default_factory=lambda: int(_env("NEXUS_MAX_CONTENT_CHARS", "100000")))
 
     @property
     def llm_enabled(self) -> bool:

@@ -42,7 +42,7 @@ def _pick_driver() -> ModuleType:
                 conn.enable_load_extension(True)
                 sqlite_vec.load(conn)
                 return module
-        except Exception:  # noqa: BLE001 - try the next driver
+        except Exception:
             continue
         finally:
             conn.close()
@@ -61,8 +61,7 @@ OperationalError = sqlite.OperationalError
 def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     """Open one SQLite file with sqlite-vec, WAL, a busy timeout and foreign keys on."""
     if readonly:
-        conn = sqlite.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                              check_same_thread=False)
+        conn = sqlite.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     else:
         conn = sqlite.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     conn.row_factory = sqlite.Row

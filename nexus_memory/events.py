@@ -200,9 +200,24 @@ def append_event(stores: Stores, event: Event) -> bool:
         """INSERT INTO events (id, platform, sender_id, sender_name, peer_id, peer_kind, thread_id,
                session_id, direction, content, content_hash, as_of, ingested_at, day, metadata, source)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (event.id, event.platform, event.sender_id, event.sender_name, event.peer_id, event.peer_kind,
-         event.thread_id, event.session_id, event.direction, event.content, event.content_hash,
-         event.as_of, now_ms(), event.day, json.dumps(event.metadata, ensure_ascii=False), event.source),
+        (
+            event.id,
+            event.platform,
+            event.sender_id,
+            event.sender_name,
+            event.peer_id,
+            event.peer_kind,
+            event.thread_id,
+            event.session_id,
+            event.direction,
+            event.content,
+            event.content_hash,
+            event.as_of,
+            now_ms(),
+            event.day,
+            json.dumps(event.metadata, ensure_ascii=False),
+            event.source,
+        ),
     )
     identity.register_delivery(stores.conn, event)
     return True
@@ -255,10 +270,19 @@ def ingest(
 def row_to_event(row: Any) -> Event:
     """An Event from an `events` row."""
     return Event(
-        id=row["id"], platform=row["platform"], sender_id=row["sender_id"], content=row["content"],
-        as_of=row["as_of"], direction=row["direction"], sender_name=row["sender_name"],
-        peer_id=row["peer_id"], peer_kind=row["peer_kind"], thread_id=row["thread_id"],
-        session_id=row["session_id"], metadata=json.loads(row["metadata"] or "{}"), source=row["source"],
+        id=row["id"],
+        platform=row["platform"],
+        sender_id=row["sender_id"],
+        content=row["content"],
+        as_of=row["as_of"],
+        direction=row["direction"],
+        sender_name=row["sender_name"],
+        peer_id=row["peer_id"],
+        peer_kind=row["peer_kind"],
+        thread_id=row["thread_id"],
+        session_id=row["session_id"],
+        metadata=json.loads(row["metadata"] or "{}"),
+        source=row["source"],
     )
 
 

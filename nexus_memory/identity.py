@@ -112,14 +112,12 @@ def create_entity(
     conn.execute(
         """INSERT INTO entities (id, name, normalized, type, source, is_user, first_seen, last_seen,
                created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (entity_id, name.strip(), normalized or normalize(name), type, source, is_user,
-         seen_at, seen_at, now, now),
+        (entity_id, name.strip(), normalized or normalize(name), type, source, is_user, seen_at, seen_at, now, now),
     )
     return entity_id
 
 
-def add_alias(conn: db.Connection, entity_id: str, alias: str, alias_type: str,
-              platform: str | None = None) -> None:
+def add_alias(conn: db.Connection, entity_id: str, alias: str, alias_type: str, platform: str | None = None) -> None:
     conn.execute(
         """INSERT OR IGNORE INTO aliases (entity_id, alias, normalized, alias_type, platform, created_at)
            VALUES (?, ?, ?, ?, ?, ?)""",
@@ -127,8 +125,9 @@ def add_alias(conn: db.Connection, entity_id: str, alias: str, alias_type: str,
     )
 
 
-def resolve_or_create(conn: db.Connection, name: str, type: str, *, source: str = "inferred",
-                      seen_at: int | None = None) -> str:
+def resolve_or_create(
+    conn: db.Connection, name: str, type: str, *, source: str = "inferred", seen_at: int | None = None
+) -> str:
     """The existing entity for `name` (preferring the same type), else a new one."""
     matches = find_entities(conn, name)
     same_type = [e for e in matches if e.type == type]
@@ -154,10 +153,18 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
         kind = handle_type(event.platform, event.sender_id)
         # A handle already known (say an email someone mentioned) gains its contact row now.
         existing = [e for e in find_entities(conn, event.sender_id) if e.type == kind]
-        entity_id = existing[0].id if existing else create_entity(
-            conn, event.sender_id, kind, source="delivery", seen_at=event.as_of,
-            is_user=event.direction == "outbound",
-            entity_id=stable_id("ent", "delivery", event.platform, normalize(event.sender_id)),
+        entity_id = (
+            existing[0].id
+            if existing
+            else create_entity(
+                conn,
+                event.sender_id,
+                kind,
+                source="delivery",
+                seen_at=event.as_of,
+                is_user=event.direction == "outbound",
+                entity_id=stable_id("ent", "delivery", event.platform, normalize(event.sender_id)),
+            )
         )
         conn.execute(
             "INSERT INTO contacts (platform, handle, entity_id, first_seen) VALUES (?, ?, ?, ?)",
@@ -174,8 +181,9 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
     return entity_id
 
 
-def propose_merge(conn: db.Connection, entity_a_id: str, entity_b_id: str, confidence: float,
-                  reason: str) -> dict[str, Any]:
+def propose_merge(
+    conn: db.Connection, entity_a_id: str, entity_b_id: str, confidence: float, reason: str
+) -> dict[str, Any]:
     """Record that b may be the same as a; apply it only for exact email/phone matches > 0.99."""
     if not 0.0 <= confidence <= 1.0:
         raise ValueError("confidence must be between 0 and 1")
@@ -200,12 +208,12 @@ def propose_merge(conn: db.Connection, entity_a_id: str, entity_b_id: str, confi
                 "UPDATE merge_candidates SET status = 'auto_merged', resolved_at = ? WHERE id = ?",
                 (now_ms(), candidate_id),
             )
-    return {"status": "auto_merged" if auto else "pending", "candidate_id": candidate_id,
-            "winner": a.id, "loser": b.id}
+    return {"status": "auto_merged" if auto else "pending", "candidate_id": candidate_id, "winner": a.id, "loser": b.id}
 
 
 def _exact_contact_match(conn: db.Connection, a: Entity, b: Entity) -> bool:
     """True when a and b share an email or phone exactly (names alone never auto-merge)."""
+
     def contact_keys(entity: Entity) -> set[str]:
         keys = {normalize(entity.name)} if entity.type in AUTO_MERGE_TYPES else set()
         rows = conn.execute(
@@ -229,8 +237,9 @@ def merge_entities(conn: db.Connection, winner_id: str, loser_id: str) -> None:
     now = now_ms()
     with db.transaction(conn):
         conn.execute("UPDATE entities SET merged_into = ?, updated_at = ? WHERE id = ?", (winner_id, now, loser_id))
-        alias_type = loser.type if loser.type in ("email", "phone") else "handle" if loser.type.endswith(
-            "_handle") else "name"
+        alias_type = (
+            loser.type if loser.type in ("email", "phone") else "handle" if loser.type.endswith("_handle") else "name"
+        )
         add_alias(conn, winner_id, loser.name, alias_type)
         conn.execute(
             """INSERT OR IGNORE INTO aliases (entity_id, alias, normalized, alias_type, platform, created_at)
@@ -246,8 +255,7 @@ def merge_entities(conn: db.Connection, winner_id: str, loser_id: str) -> None:
         conn.execute("UPDATE contacts SET entity_id = ? WHERE entity_id = ?", (winner_id, loser_id))
         conn.execute(
             "UPDATE entities SET mention_count = mention_count + ? WHERE id = ?",
-            (conn.execute("SELECT mention_count FROM entities WHERE id = ?", (loser_id,)).fetchone()[0],
-             winner_id),
+            (conn.execute("SELECT mention_count FROM entities WHERE id = ?", (loser_id,)).fetchone()[0], winner_id),
         )
         propagate_merge_to_sessions(conn, winner_id, loser_id)
 
@@ -295,6 +303,7 @@ def resolve_candidate(conn: db.Connection, candidate_id: str, accept: bool) -> s
     with db.transaction(conn):
         if accept:
             merge_entities(conn, canonical_id(conn, row["entity_a_id"]), canonical_id(conn, row["entity_b_id"]))
-        conn.execute("UPDATE merge_candidates SET status = ?, resolved_at = ? WHERE id = ?",
-                     (status, now_ms(), candidate_id))
+        conn.execute(
+            "UPDATE merge_candidates SET status = ?, resolved_at = ? WHERE id = ?", (status, now_ms(), candidate_id)
+        )
     return status

@@ -31,7 +31,7 @@ class Stores:
     def path(self, name: str) -> Path:
         return self.settings.store_path(name)
 
-    def transaction(self):  # noqa: ANN201 - context manager from db.transaction
+    def transaction(self):
         return db.transaction(self.conn)
 
     def close(self) -> None:

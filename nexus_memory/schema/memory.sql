@@ -94,6 +94,9 @@ CREATE TABLE episodes (
     -- Deviation: the Dagster partition ('<day>|<platform>') whose run created this version,
     -- so a partition's writer run finds exactly its episodes.
     partition_key   TEXT,
+    -- Deviation: what the definition grouped by (thread id, session id), so a later run can find
+    -- the episode that new events extend.
+    group_key       TEXT,
     token_estimate  INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX idx_episodes_definition ON episodes(definition_id);
@@ -102,6 +105,7 @@ CREATE INDEX idx_episodes_thread ON episodes(thread_id);
 CREATE INDEX idx_episodes_time ON episodes(start_time, end_time);
 CREATE INDEX idx_episodes_parent ON episodes(parent_id);
 CREATE INDEX idx_episodes_partition ON episodes(partition_key);
+CREATE INDEX idx_episodes_group ON episodes(definition_id, group_key, end_time);
 
 -- Membership of events in episodes, in order.
 CREATE TABLE episode_events (

@@ -1,0 +1,132 @@
+"""LoCoMo benchmark importer: every dialogue turn of every session becomes one event.
+
+A LoCoMo file is a list of conversations (or one), each with `sample_id` and a `conversation` dict of
+`speaker_a`, `speaker_b`, `session_N` (a list of turns {speaker, dia_id, text, blip_caption?}) and
+`session_N_date_time` ("1:56 pm on 8 May, 2023"). Session dates carry no zone; we treat them as UTC
+and add the turn's index in seconds, so turns keep their order and never share a timestamp.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+from nexus_memory.events import RawRecord
+from nexus_memory.importers.jsonl import dump_raw, load_json_document
+
+PLATFORM = "locomo"
+SESSION_KEY = re.compile(r"session_(\d+)")
+DATE_RE = re.compile(
+    r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$", re.IGNORECASE
+)
+# English month names, parsed by hand so the result does not depend on the process locale.
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+                "october", "november", "december")
+MONTHS = {name: n for n, full in enumerate(_MONTH_NAMES, start=1) for name in (full, full[:3])} | {"sept": 9}
+
+
+def read(path: Path) -> Iterator[RawRecord]:
+    """One RawRecord per LoCoMo turn; raise ValueError if the file is not a LoCoMo JSON document."""
+    document = load_json_document(path)
+    if isinstance(document, dict):
+        document = [document]
+    if not isinstance(document, list):
+        raise ValueError(f"{path} is not LoCoMo data: expected a list of conversations")
+    return _records(document, str(path))
+
+
+def _records(conversations: list[Any], source: str) -> Iterator[RawRecord]:
+    numbers = count(1)
+    for index, conversation in enumerate(conversations, start=1):
+        yield from conversation_records(conversation, index, source, numbers)
+
+
+def conversation_records(conversation: Any, index: int, source: str, numbers: Iterator[int]) -> Iterator[RawRecord]:
+    """The turns of one conversation, or a single reject when its shape is wrong."""
+    dialogue = conversation.get("conversation") if isinstance(conversation, dict) else None
+    if not isinstance(dialogue, dict):
+        yield RawRecord(source, next(numbers), None, dump_raw(conversation)[:10_000],
+                        f"conversation {index} has no 'conversation' object")
+        return
+    sample_id = str(conversation.get("sample_id") or f"conversation-{index}")
+    speakers = (dialogue.get("speaker_a"), dialogue.get("speaker_b"))
+    for session in session_numbers(dialogue):
+        turns = dialogue[f"session_{session}"]
+        when = dialogue.get(f"session_{session}_date_time")
+        start = parse_session_date(when) if isinstance(when, str) else None
+        for turn_index, turn in enumerate(turns):
+            number = next(numbers)
+            if start is None:
+                yield RawRecord(source, number, None, dump_raw(turn),
+                                f"{sample_id} session {session} has no parseable date ({when!r})")
+            elif not isinstance(turn, dict):
+                yield RawRecord(source, number, None, dump_raw(turn), "turn is not a JSON object")
+            else:
+                as_of = start + timedelta(seconds=turn_index)
+                yield RawRecord(source, number, turn_event(turn, sample_id, session, speakers, as_of), dump_raw(turn))
+
+
+def session_numbers(dialogue: dict[str, Any]) -> list[int]:
+    """The N of every `session_N` key that holds a list of turns, in numeric order."""
+    found = []
+    for key, value in dialogue.items():
+        match = SESSION_KEY.fullmatch(key)
+        if match and isinstance(value, list):
+            found.append(int(match.group(1)))
+    return sorted(found)
+
+
+def parse_session_date(text: str) -> datetime | None:
+    """UTC datetime of "1:56 pm on 8 May, 2023", or None when it does not look like that."""
+    match = DATE_RE.match(text)
+    if not match:
+        return None
+    hour, minute, half, day, month_name, year = match.groups()
+    month = MONTHS.get(month_name.lower())
+    if month is None or not 1 <= int(hour) <= 12:
+        return None
+    hour_24 = int(hour) % 12 + (12 if half.lower() == "p" else 0)
+    try:
+        return datetime(int(year), month, int(day), hour_24, int(minute), tzinfo=UTC)
+    except ValueError:  # 31 February and friends
+        return None
+
+
+def turn_event(turn: dict[str, Any], sample_id: str, session: int, speakers: tuple[Any, Any],
+               as_of: datetime) -> dict[str, Any]:
+    """The generic event for one turn; missing fields are left for `parse_event` to reject."""
+    speaker = turn.get("speaker")
+    dia_id = turn.get("dia_id")
+    content = turn.get("text")
+    caption = turn.get("blip_caption")
+    if isinstance(content, str) and isinstance(caption, str) and caption.strip():
+        # The image is part of what was said; its caption is the only trace of it we have.
+        content = f"{content} [shares a photo: {caption.strip()}]"
+    return {
+        "id": f"{sample_id}:{dia_id}" if dia_id else None,
+        "platform": PLATFORM,
+        "thread_id": sample_id,
+        "session_id": f"{sample_id}:session_{session}",
+        "sender_id": speaker,
+        "sender_name": speaker,
+        "peer_id": other_speaker(speaker, speakers),
+        "peer_kind": "dm",
+        "direction": "inbound",
+        "content": content,
+        "as_of": as_of.isoformat(),
+        "metadata": {"dia_id": dia_id, "session": session, "conversation": sample_id},
+    }
+
+
+def other_speaker(speaker: Any, speakers: tuple[Any, Any]) -> str | None:
+    """The speaker a turn is addressed to: the other one of the pair."""
+    a, b = speakers
+    if speaker == a and isinstance(b, str):
+        return b
+    if speaker == b and isinstance(a, str):
+        return a
+    return None
