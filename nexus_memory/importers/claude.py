@@ -1,0 +1,96 @@
+"""Claude export importer: the `conversations.json` of claude.ai's data export, one event per message.
+
+Each conversation is {uuid, name, created_at, chat_messages: [{uuid, sender, text, content?, created_at}]}
+with `sender` "human" or "assistant". Newer exports split a message into `content` blocks (text,
+tool_use, tool_result, thinking); we keep the text blocks, and fall back to the flat `text` field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+from nexus_memory.events import RawRecord
+from nexus_memory.importers.jsonl import dump_raw, load_json_document
+
+PLATFORM = "claude"
+# sender -> (sender_id, direction, role): the owner wrote the human turns.
+SENDERS = {"human": ("user", "outbound", "user"), "assistant": ("claude", "inbound", "assistant")}
+
+
+def read(path: Path) -> Iterator[RawRecord]:
+    """One RawRecord per human/assistant message; raise ValueError if the file is not a Claude export."""
+    document = load_json_document(path)
+    if isinstance(document, dict):
+        document = [document]
+    if not isinstance(document, list):
+        raise ValueError(f"{path} is not a Claude export: expected a list of conversations")
+    return _records(document, str(path))
+
+
+def _records(conversations: list[Any], source: str) -> Iterator[RawRecord]:
+    numbers = count(1)
+    for index, conversation in enumerate(conversations, start=1):
+        yield from conversation_records(conversation, index, source, numbers)
+
+
+def conversation_records(conversation: Any, index: int, source: str, numbers: Iterator[int]) -> Iterator[RawRecord]:
+    """The messages of one conversation, or a single reject when its shape is wrong."""
+    fields = conversation if isinstance(conversation, dict) else {}
+    messages = fields.get("chat_messages", [])
+    conversation_id = fields.get("uuid")
+    if not conversation_id or not isinstance(messages, list):
+        yield RawRecord(source, next(numbers), None, dump_raw(conversation)[:10_000],
+                        f"conversation {index} has no uuid or no list of 'chat_messages'")
+        return
+    title = fields.get("name") if isinstance(fields.get("name"), str) else None
+    for message in messages:
+        if not isinstance(message, dict):
+            yield RawRecord(source, next(numbers), None, dump_raw(message), "message is not a JSON object")
+            continue
+        event = message_event(message, str(conversation_id), title, fields.get("created_at"))
+        if event is not None:
+            yield RawRecord(source, next(numbers), event, dump_raw(message))
+
+
+def message_event(message: dict[str, Any], conversation_id: str, title: str | None,
+                  conversation_time: Any) -> dict[str, Any] | None:
+    """The generic event for one message, or None when it has no sender we know or no text."""
+    sender = message.get("sender")
+    if sender not in SENDERS:
+        return None
+    text = message_text(message)
+    if not text:
+        return None
+    sender_id, direction, role = SENDERS[sender]
+    return {
+        "id": message.get("uuid"),
+        "platform": PLATFORM,
+        "thread_id": conversation_id,
+        "session_id": conversation_id,
+        "sender_id": sender_id,
+        "sender_name": "Claude" if sender == "assistant" else None,
+        "peer_id": "claude" if sender == "human" else "user",
+        "peer_kind": "dm",
+        "direction": direction,
+        "content": text,
+        "as_of": message.get("created_at") or conversation_time,
+        "metadata": {"title": title, "role": role},
+    }
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """Text blocks of `content` joined, else the flat `text` field."""
+    blocks = message.get("content")
+    if isinstance(blocks, list):
+        texts = [
+            block["text"] for block in blocks
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        ]
+        joined = "\n\n".join(t.strip() for t in texts if t.strip())
+        if joined:
+            return joined
+    text = message.get("text")
+    return text.strip() if isinstance(text, str) else ""

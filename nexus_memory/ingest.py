@@ -1,0 +1,41 @@
+"""Importing files into the ledger: format detection, one summary per file, a record of what was read."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from nexus_memory.events import IngestSummary, ingest
+from nexus_memory.ids import now_ms
+from nexus_memory.importers import read_records
+from nexus_memory.stores import Stores
+
+
+def detect_format(path: Path) -> str:
+    """Guess an import format from a file: .jsonl is generic; .json is LoCoMo, ChatGPT or Claude."""
+    if path.suffix == ".jsonl":
+        return "jsonl"
+    with path.open("rb") as handle:
+        head = handle.read(200_000).decode("utf-8", errors="replace")
+    if '"chat_messages"' in head:
+        return "claude"
+    if '"mapping"' in head:
+        return "chatgpt"
+    if '"conversation"' in head and '"speaker_a"' in head:
+        return "locomo"
+    raise ValueError(f"{path}: cannot tell the format; pass --format jsonl|locomo|chatgpt|claude")
+
+
+def ingest_file(stores: Stores, path: Path, fmt: str, *, sha256: str | None = None,
+                on_record: Callable[[IngestSummary], None] | None = None) -> IngestSummary:
+    """Import one file; remember it (by content hash) so the inbox sensor never reads it twice."""
+    summary = ingest(stores, read_records(path, fmt), on_record=on_record)
+    digest = sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
+    stores.conn.execute(
+        """INSERT OR REPLACE INTO ingested_files (sha256, path, format, summary, ingested_at)
+           VALUES (?, ?, ?, ?, ?)""",
+        (digest, str(path), fmt, json.dumps(summary.as_dict()), now_ms()),
+    )
+    return summary

@@ -1,0 +1,99 @@
+"""Rank fusion (RRF) and diversification (MMR), as in seed 000's implementation hints.
+
+Both are pure functions over ids, scores and vectors so they can be tested with hand-computed numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+RRF_K = 60
+MMR_LAMBDA = 0.7
+
+
+def rrf_fuse(ranked_lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """Fuse ranked id lists: score(id) = sum over lists of 1 / (k + rank), rank 1-based.
+
+    Ties keep the order in which ids were first seen (lists in order, then rank), so the output is
+    deterministic. An id repeated inside one list counts only at its best rank there.
+    """
+    scores: dict[str, float] = {}
+    for ranked in ranked_lists:
+        seen: set[str] = set()
+        for rank, item_id in enumerate(ranked, start=1):
+            if item_id in seen:
+                continue
+            seen.add(item_id)
+            scores[item_id] = scores.get(item_id, 0.0) + 1.0 / (k + rank)
+    # sorted() is stable, and dicts keep first-insertion order: equal scores stay first-seen first.
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def mmr(
+    scored: Sequence[tuple[str, float]],
+    vectors: Mapping[str, np.ndarray],
+    limit: int,
+    *,
+    lambda_param: float = MMR_LAMBDA,
+    preselected: Sequence[str] = (),
+) -> list[str]:
+    """Maximal Marginal Relevance: pick `limit` ids balancing relevance against redundancy.
+
+    relevance = score / max(score) over `scored` (so the best candidate has relevance 1);
+    pick argmax of lambda * relevance - (1 - lambda) * max cosine similarity to anything already
+    picked. Candidates without a vector have similarity 0 to everything. `preselected` ids count as
+    already picked (for diversity) but are not returned. Ties go to the earlier candidate.
+    """
+    if limit <= 0 or not scored:
+        return []
+    ids = [item_id for item_id, _ in scored]
+    raw = np.array([score for _, score in scored], dtype=np.float64)
+    top = float(raw.max())
+    relevance = raw / top if top > 0 else np.zeros_like(raw)
+    matrix, has_vector = _unit_matrix(ids, vectors)
+    # max_sim[i] = highest similarity of candidate i to any selected item so far.
+    max_sim = np.zeros(len(ids), dtype=np.float64)
+    picked = np.zeros(len(ids), dtype=bool)
+    for item_id in preselected:
+        vector = vectors.get(item_id)
+        if vector is not None:
+            max_sim = np.maximum(max_sim, _similarities(matrix, has_vector, _unit(vector)))
+    chosen: list[str] = []
+    while len(chosen) < min(limit, len(ids)):
+        value = lambda_param * relevance - (1.0 - lambda_param) * max_sim
+        value[picked] = -np.inf
+        best = int(np.argmax(value))  # argmax returns the first maximum: ties go to the earlier id
+        picked[best] = True
+        chosen.append(ids[best])
+        if has_vector[best]:
+            max_sim = np.maximum(max_sim, _similarities(matrix, has_vector, matrix[best]))
+    return chosen
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    vector = np.asarray(vector, dtype=np.float64).ravel()
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+def _unit_matrix(ids: Sequence[str], vectors: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of L2-normalised vectors (zeros where an id has none) and a mask of which rows are real."""
+    dimension = next((np.asarray(v).size for v in vectors.values()), 0)
+    matrix = np.zeros((len(ids), dimension), dtype=np.float64)
+    has_vector = np.zeros(len(ids), dtype=bool)
+    for row, item_id in enumerate(ids):
+        vector = vectors.get(item_id)
+        if vector is not None and np.asarray(vector).size == dimension:
+            matrix[row] = _unit(vector)
+            has_vector[row] = True
+    return matrix, has_vector
+
+
+def _similarities(matrix: np.ndarray, has_vector: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    if matrix.shape[1] != unit.size:
+        return np.zeros(len(matrix))
+    sims = matrix @ unit
+    sims[~has_vector] = 0.0
+    return sims

@@ -1,0 +1,1 @@
+"""The memory writer: turns events into facts, entities, causal links, contacts and introductions."""

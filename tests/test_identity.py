@@ -1,0 +1,68 @@
+"""Delivery entities, merge rules (auto only for exact email/phone), merge propagation and rollback."""
+
+from __future__ import annotations
+
+import pytest
+
+from nexus_memory import db, identity
+from nexus_memory.events import RawRecord, ingest
+from nexus_memory.stores import Stores
+
+
+def _deliver(stores: Stores, sender: str, platform: str = "imessage", session: str | None = None) -> str:
+    data = {"platform": platform, "sender_id": sender, "content": f"hi from {sender}", "as_of": 1_700_000_000,
+            "session_id": session}
+    ingest(stores, [RawRecord("t", 1, data, "")])
+    row = stores.conn.execute("SELECT entity_id FROM contacts WHERE handle = ?", (sender,)).fetchone()
+    return row[0]
+
+
+def test_unknown_sender_becomes_a_delivery_entity_with_a_contact(stores: Stores) -> None:
+    entity_id = _deliver(stores, "+1 (555) 010-0111")
+    entity = identity.get_entity(stores.conn, entity_id)
+    assert entity is not None and entity.source == "delivery" and entity.type == "phone"
+    assert identity.find_entities(stores.conn, "+15550100111")[0].id == entity_id
+    assert _deliver(stores, "+1 (555) 010-0111") == entity_id  # second message: same entity
+
+
+def test_names_alone_never_auto_merge(stores: Stores) -> None:
+    a = identity.create_entity(stores.conn, "Priya", "person")
+    b = _deliver(stores, "priyak#2211", platform="discord")
+    result = identity.propose_merge(stores.conn, a, b, 1.0, "same first name")
+    assert result["status"] == "pending"
+    assert identity.get_entity(stores.conn, b).merged_into is None  # type: ignore[union-attr]
+
+
+def test_exact_email_match_auto_merges_and_propagates_to_sessions(stores: Stores) -> None:
+    person = identity.create_entity(stores.conn, "Priya Kapoor", "person")
+    identity.add_alias(stores.conn, person, "priya.k@example.com", "email")
+    handle = _deliver(stores, "priya.k@example.com", platform="gmail", session="gmail-thread-1")
+    result = identity.propose_merge(stores.conn, person, handle, 0.995, "same email address")
+    assert result["status"] == "auto_merged"
+    assert identity.canonical_id(stores.conn, handle) == person
+    assert identity.sessions_for(stores.conn, person) == ["gmail-thread-1"]
+
+
+def test_low_confidence_email_match_waits_for_a_person(stores: Stores) -> None:
+    person = identity.create_entity(stores.conn, "Priya Kapoor", "person")
+    identity.add_alias(stores.conn, person, "priya.k@example.com", "email")
+    handle = _deliver(stores, "priya.k@example.com", platform="gmail")
+    assert identity.propose_merge(stores.conn, person, handle, 0.9, "same email")["status"] == "pending"
+    (candidate,) = identity.list_candidates(stores.conn)
+    assert identity.resolve_candidate(stores.conn, candidate["id"], accept=True) == "accepted"
+    assert identity.canonical_id(stores.conn, handle) == person
+
+
+def test_merge_rolls_back_when_session_propagation_fails(stores: Stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    winner = identity.create_entity(stores.conn, "Marcus", "person")
+    loser = _deliver(stores, "marcus#0042", platform="discord", session="discord-dm-1")
+
+    def broken(*_args: object) -> int:
+        raise db.OperationalError("injected: session alias table unavailable")
+
+    monkeypatch.setattr(identity, "propagate_merge_to_sessions", broken)
+    with pytest.raises(db.OperationalError, match="injected"):
+        identity.merge_entities(stores.conn, winner, loser)
+    assert identity.get_entity(stores.conn, loser).merged_into is None  # type: ignore[union-attr]
+    assert stores.conn.execute("SELECT count(*) FROM aliases WHERE entity_id = ?", (winner,)).fetchone()[0] == 0
+    assert stores.conn.execute("SELECT entity_id FROM contacts WHERE handle = 'marcus#0042'").fetchone()[0] == loser

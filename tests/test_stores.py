@@ -1,0 +1,54 @@
+"""Schema creation, upgrade of older stores, refusal of newer ones, and ledger immutability."""
+
+from __future__ import annotations
+
+import pytest
+
+from nexus_memory import db
+from nexus_memory.config import Settings
+from nexus_memory.events import RawRecord, ingest
+from nexus_memory.stores import Stores
+
+
+def test_every_store_has_its_tables(stores: Stores) -> None:
+    names = {r[0] for r in stores.conn.execute(
+        """SELECT name FROM sqlite_master UNION SELECT name FROM events.sqlite_master
+           UNION SELECT name FROM identity.sqlite_master UNION SELECT name FROM embeddings.sqlite_master""")}
+    expected = {
+        "events", "event_rejects", "derived_events", "facts", "facts_fts", "fact_entities", "causal_links",
+        "observation_facts", "memory_processing_log", "episodes", "episode_definitions", "episode_events",
+        "episode_entity_mentions", "analysis_types", "analysis_runs", "facets", "mental_models", "entities",
+        "aliases", "entity_tags", "entity_cooccurrences", "merge_candidates", "session_aliases", "embeddings",
+        "vec_embeddings",
+    }
+    assert expected <= names
+    assert stores.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert stores.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert set(stores.versions.values()) == {1}
+
+
+def test_older_store_is_upgraded(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    Stores(settings).close()
+    migration = "CREATE TABLE upgrade_probe (id INTEGER PRIMARY KEY)"
+    monkeypatch.setitem(db.MIGRATIONS, "memory", [*db.MIGRATIONS["memory"], migration])
+    with Stores(settings) as stores:
+        assert stores.versions["memory"] == 2
+        assert stores.conn.execute("SELECT count(*) FROM upgrade_probe").fetchone()[0] == 0
+
+
+def test_newer_store_is_refused_with_a_clear_message(settings: Settings) -> None:
+    Stores(settings).close()
+    conn = db.connect(settings.store_path("identity"))
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    with pytest.raises(db.SchemaError, match="newer than this Nexus Memory understands"):
+        Stores(settings)
+
+
+def test_events_are_immutable(stores: Stores) -> None:
+    record = {"platform": "chat", "sender_id": "ann", "content": "hello", "as_of": 1_700_000_000}
+    ingest(stores, [RawRecord("t", 1, record, "")])
+    with pytest.raises(db.IntegrityError, match="immutable"):
+        stores.conn.execute("UPDATE events SET content = 'changed'")
+    with pytest.raises(db.IntegrityError, match="append-only"):
+        stores.conn.execute("DELETE FROM events")

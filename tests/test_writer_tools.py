@@ -1,0 +1,127 @@
+"""The writer's tools one by one, dedup, and the per-episode runner (failure, rerun, idempotence)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nexus_memory.episodes import build_episodes
+from nexus_memory.events import RawRecord, ingest
+from nexus_memory.stores import Stores
+from nexus_memory.writer.base import EpisodeInput, WriteResult
+from nexus_memory.writer.run import pending_episodes, process_partition
+from nexus_memory.writer.tools import ToolError, WriterTools
+
+T0 = 1_714_557_600
+
+
+SENTENCES = ["Ann adopted a dog named Rex", "The bakery on Main Street closed in March",
+             "Bob is training for the Berlin marathon"]
+
+
+def _ingest(stores: Stores, n: int = 3, thread: str = "t1", start: int = 0) -> None:
+    ingest(stores, [RawRecord("t", i, {"id": f"{thread}-{i}", "platform": "chat", "sender_id": "ann",
+                                       "content": SENTENCES[i],
+                                       "as_of": T0 + start + i * 60, "thread_id": thread}, "") for i in range(n)])
+
+
+def test_insert_fact_links_provenance_and_skips_near_duplicates(stores: Stores) -> None:
+    _ingest(stores, 1)
+    tools = WriterTools(stores, "run1")
+    first = tools.insert_fact("Ann adopted a dog named Rex.", T0 * 1000, source_event_id="chat:t1-0")
+    assert first["status"] == "inserted"
+    row = stores.conn.execute("SELECT platform, thread_id, ingested_at FROM facts").fetchone()
+    assert (row[0], row[1], row[2]) == ("chat", "t1", T0 * 1000)
+    dup = tools.insert_fact("Ann adopted a dog named Rex", T0 * 1000 + 3600_000)
+    assert dup == {"fact_id": first["fact_id"], "status": "duplicate"}
+    later = tools.insert_fact("Ann adopted a dog named Rex", T0 * 1000 + 5 * 86400_000)
+    assert later["status"] == "inserted"  # same words, another week: a new fact
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"text": "", "as_of": 1}, "non-empty"),
+    ({"text": "x", "as_of": "yesterday"}, "unix milliseconds"),
+    ({"text": "x", "as_of": 1, "source_event_id": "nope"}, "unknown source_event_id"),
+])
+def test_insert_fact_rejects_bad_arguments(stores: Stores, kwargs: dict, message: str) -> None:
+    with pytest.raises(ToolError, match=message):
+        WriterTools(stores, "run1").insert_fact(**kwargs)
+
+
+def test_entities_links_cooccurrence_and_causal_links(stores: Stores) -> None:
+    tools = WriterTools(stores, "run1")
+    fact = tools.insert_fact("Ann moved to Lisbon because of her job at Acme", T0 * 1000)["fact_id"]
+    cause = tools.insert_fact("Ann got a job at Acme", T0 * 1000)["fact_id"]
+    ann = tools.create_entity("Ann", "person")["entity_id"]
+    assert tools.create_entity("ann", "person") == {"entity_id": ann, "status": "existing"}
+    acme = tools.create_entity("Acme", "organization")["entity_id"]
+    tools.link_fact_entity(fact, ann)
+    tools.link_fact_entity(fact, acme)
+    assert tools.link_fact_entity(fact, acme)["status"] == "already_linked"
+    pair = stores.conn.execute("SELECT count FROM entity_cooccurrences").fetchall()
+    assert [r[0] for r in pair] == [1]
+    tools.insert_causal_link(cause, fact, 0.8)
+    assert stores.conn.execute("SELECT strength FROM causal_links").fetchone()[0] == 0.8
+    with pytest.raises(ToolError):
+        tools.insert_causal_link(cause, fact, 1.5)
+    with pytest.raises(ToolError):
+        tools.link_fact_entity(fact, "missing-entity")
+
+
+def test_propose_merge_tool_validates(stores: Stores) -> None:
+    tools = WriterTools(stores, "run1")
+    a = tools.create_entity("Ann", "person")["entity_id"]
+    b = tools.create_entity("ann@example.com", "email")["entity_id"]
+    assert tools.propose_merge(a, b, 0.8, "she said so")["status"] == "pending"
+    with pytest.raises(ToolError):
+        tools.propose_merge(a, "nobody", 0.8, "x")
+
+
+class ScriptedWriter:
+    """A writer double that writes one fact per event, and fails on events whose content says so."""
+
+    name = "scripted"
+
+    def write(self, tools: WriterTools, episode: EpisodeInput) -> WriteResult:
+        for event in episode.events:
+            tools.insert_fact(f"{event.content} (fact)", event.as_of, source_event_id=event.id)
+            if "FAIL" in event.content:
+                raise RuntimeError("model returned garbage")
+        return WriteResult(prompt_tokens=10, completion_tokens=5)
+
+
+def test_failed_episode_keeps_nothing_and_reruns_alone(stores: Stores) -> None:
+    _ingest(stores, 2, thread="good")
+    ingest(stores, [RawRecord("t", 9, {"id": "bad-0", "platform": "chat", "sender_id": "bob",
+                                       "content": "please FAIL here", "as_of": T0 + 7200, "thread_id": "bad"}, "")])
+    build_episodes(stores, "2024-05-01", "chat")
+    report = process_partition(stores, "2024-05-01|chat", ScriptedWriter())
+    assert (report.count("ok"), report.count("failed")) == (1, 1)
+    failure = report.as_dict()["failures"][0]
+    assert "garbage" in failure["error"]
+    # Nothing of the failed episode was kept: no facts, no processing-log rows.
+    assert stores.conn.execute("SELECT count(*) FROM facts WHERE source_event_id = 'chat:bad-0'").fetchone()[0] == 0
+    assert stores.conn.execute("SELECT count(*) FROM memory_processing_log").fetchone()[0] == 2
+    assert pending_episodes(stores, "2024-05-01|chat", only_failed=True) == [failure["episode_id"]]
+
+    class FixedWriter(ScriptedWriter):
+        def write(self, tools: WriterTools, episode: EpisodeInput) -> WriteResult:
+            assert [e.id for e in episode.events] == ["chat:bad-0"]  # only the failed episode is redone
+            tools.insert_fact("Bob asked for something", episode.events[0].as_of, source_event_id="chat:bad-0")
+            return WriteResult()
+
+    rerun = process_partition(stores, "2024-05-01|chat", FixedWriter(), only_failed=True)
+    assert (rerun.count("ok"), rerun.count("failed")) == (1, 0)
+    row = stores.conn.execute("SELECT attempts, status FROM episode_processing WHERE episode_id = ?",
+                              (failure["episode_id"],)).fetchone()
+    assert tuple(row) == (2, "ok")
+
+
+def test_rerunning_a_partition_adds_zero_facts(stores: Stores) -> None:
+    _ingest(stores, 3)
+    build_episodes(stores, "2024-05-01", "chat")
+    process_partition(stores, "2024-05-01|chat", ScriptedWriter())
+    before = stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0]
+    stores.conn.execute("DELETE FROM episode_processing")  # force the writer to look again
+    again = process_partition(stores, "2024-05-01|chat", ScriptedWriter())
+    assert again.count("skipped") == 1
+    assert stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0] == before == 3
