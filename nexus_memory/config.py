@@ -30,6 +30,11 @@ class Settings:
     llm_timeout_s: float = field(default_factory=lambda: float(_env("NEXUS_LLM_TIMEOUT_S", "60")))
     max_content_chars: int = field(default_factory=lambda: int(_env("NEXUS_MAX_CONTENT_CHARS", "100000")))
 
+    def __post_init__(self) -> None:
+        # Overrides may arrive as strings (Dagster config, CLI flags); paths are always Paths.
+        object.__setattr__(self, "data_dir", Path(self.data_dir))
+        object.__setattr__(self, "inbox_dir", Path(self.inbox_dir))
+
     @property
     def llm_enabled(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)

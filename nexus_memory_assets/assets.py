@@ -3,7 +3,6 @@
 Each asset body is glue: open the stores, call the core library, report what a person wants to see.
 """
 
-from __future__ import annotations
 
 import dagster as dg
 from nexus_memory.embeddings import embed_pending

@@ -1,6 +1,5 @@
 """Asset checks: store-wide invariants of each layer, evaluated after each materialisation."""
 
-from __future__ import annotations
 
 import dagster as dg
 

@@ -16,9 +16,11 @@ class StoresResource(dg.ConfigurableResource):
     """The SQLite stores (events, memory, identity, embeddings) under NEXUS_DATA_DIR."""
 
     data_dir: str = ""
+    inbox_dir: str = ""
 
     def settings(self) -> Settings:
-        return load_settings(data_dir=self.data_dir) if self.data_dir else load_settings()
+        overrides = {"data_dir": self.data_dir, "inbox_dir": self.inbox_dir}
+        return load_settings(**{k: v for k, v in overrides.items() if v})
 
     @contextmanager
     def open(self) -> Iterator[Stores]:

@@ -1,6 +1,5 @@
 """Sensors: new events (inbox files and new ledger rows) launch runs for exactly the partitions they touch."""
 
-from __future__ import annotations
 
 import hashlib
 import json

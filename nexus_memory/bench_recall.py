@@ -1,0 +1,337 @@
+"""Latency and recall benchmark of semantic search (and of `recall`, when it exists) at scale.
+
+    python -m nexus_memory.bench_recall --facts 100000 --json
+
+Fills a fresh store with synthetic facts: template sentences (so FTS5 has real words), entities
+linked with a Zipf distribution, platforms, threads, as_of spread over six years. Vectors are
+clustered, not uniform random (uniform vectors say nothing about real recall, see DESIGN.md):
+real MiniLM embeddings of a few thousand distinct template sentences, each fact's vector being
+its sentence's embedding plus a share of another sentence's plus gaussian noise, renormalised.
+Vectors are written straight into `embeddings` + vec0 with bulk inserts, then the IVF index is
+built from the canonical table the same way `rebuild_index` does.
+
+Measured per query (p50/p95 ms): query embedding + VectorSearch.search (the real path), search
+alone, filtered searches, the exact numpy matmul baseline, sqlite-vec brute force on a subset,
+recall@20 of the IVF answers against exact, and `nexus_memory.recall.recall` per budget if present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nexus_memory.config import load_settings
+from nexus_memory.embeddings import Embedder, get_embedder
+from nexus_memory.stores import Stores
+from nexus_memory.vector_index import (
+    Filter,
+    VectorSearch,
+    build_ivf,
+    embedding_id,
+    insert_vec_rows,
+    to_blob,
+)
+
+PLATFORMS = ["imessage", "gmail", "discord", "chatgpt", "claude", "agent"]
+PLATFORM_WEIGHTS = [0.35, 0.25, 0.15, 0.1, 0.05, 0.1]
+FIRST = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Mallory",
+         "Niaj", "Olivia", "Peggy", "Rupert", "Sybil", "Trent", "Victor", "Walter", "Yvonne", "Zara",
+         "Tyler", "Sarah", "Priya", "Kenji", "Lena", "Marco", "Noor", "Omar", "Chen"]
+PREDICATES = ["works at", "moved to", "is learning", "bought a", "is worried about", "recommended",
+              "had dinner at", "is planning a trip to", "started a project on", "complained about",
+              "adopted a", "signed up for", "is reading a book about", "fixed the", "loves",
+              "is allergic to", "gave a talk on", "is saving money for", "lost the", "met Sarah at"]
+OBJECTS = ["Anthropic", "Berlin", "Spanish", "new bicycle", "the mortgage", "a sushi place", "Lisbon",
+           "machine learning", "the dentist", "dog", "a marathon", "climate policy", "kitchen sink",
+           "jazz", "peanuts", "distributed systems", "a house", "car keys", "the conference",
+           "a pottery class", "Tokyo", "the quarterly report", "rock climbing", "sourdough bread",
+           "the garden", "an electric car", "the wedding", "chess", "a podcast", "the apartment lease"]
+START_MS = 1_546_300_800_000  # 2019-01-01
+SPAN_MS = 6 * 365 * 86_400_000
+CHUNK = 50_000
+
+
+def _sentences(rng: np.random.Generator, count: int) -> list[str]:
+    """`count` distinct template sentences: person, predicate, object."""
+    combos = [(f, p, o) for f in FIRST for p in PREDICATES for o in OBJECTS]
+    picks = rng.choice(len(combos), size=min(count, len(combos)), replace=False)
+    return [f"{combos[i][0]} {combos[i][1]} {combos[i][2]}" for i in picks]
+
+
+def _queries(rng: np.random.Generator, count: int) -> list[str]:
+    """Questions in other words than the facts, so the semantic search has to do the matching."""
+    forms = ["What do I know about {f} and {o}?", "Who {p} {o}?", "{f} {p} what?",
+             "Tell me about {o}", "Did {f} mention {o} recently?"]
+    out = []
+    for _ in range(count):
+        form = forms[rng.integers(len(forms))]
+        out.append(form.format(f=FIRST[rng.integers(len(FIRST))], p=PREDICATES[rng.integers(len(PREDICATES))],
+                               o=OBJECTS[rng.integers(len(OBJECTS))]))
+    return out
+
+
+def _clustered(rng: np.random.Generator, base: np.ndarray, pick: np.ndarray, noise: float) -> np.ndarray:
+    """Vectors near their sentence's embedding: base + a share of a random other base + noise."""
+    other = base[rng.integers(len(base), size=len(pick))]
+    share = rng.uniform(0.0, 0.5, size=(len(pick), 1)).astype(np.float32)
+    vectors = base[pick] + share * other + rng.normal(0.0, noise, size=(len(pick), base.shape[1])).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors.astype(np.float32)
+
+
+def _progress(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def fill(stores: Stores, embedder: Embedder, n_facts: int, *, seed: int = 0, n_sentences: int = 3000,
+         noise: float = 0.03) -> dict[str, Any]:
+    """Write n synthetic facts, entities, links and clustered vectors; returns arrays for the baselines."""
+    rng = np.random.default_rng(seed)
+    conn = stores.conn
+    for name in ("main", "events", "identity", "embeddings"):
+        conn.execute(f"PRAGMA {name}.synchronous = OFF")  # a lost bench store is simply refilled
+    sentences = _sentences(rng, n_sentences)
+    started = time.perf_counter()
+    base = embedder.encode(sentences, batch_size=128)
+    _progress(f"embedded {len(sentences)} template sentences in {time.perf_counter() - started:.1f}s")
+
+    n_entities = max(100, n_facts // 200)
+    entity_ids = [f"ent_{i:07d}" for i in range(n_entities)]
+    person_entity = {name: i for i, name in enumerate(FIRST)}
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO entities(id, name, normalized, type, source, mention_count, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, 'import', 0, 0, 0)",
+        [(eid, FIRST[i] if i < len(FIRST) else f"Entity {i}", (FIRST[i] if i < len(FIRST) else f"entity {i}").lower(),
+          "person" if i < len(FIRST) else "concept") for i, eid in enumerate(entity_ids)],
+    )
+    conn.execute("COMMIT")
+
+    n_threads = max(10, n_facts // 100)
+    all_vectors = np.empty((n_facts, embedder.dimension), np.float32)
+    platform_idx = np.empty(n_facts, np.int32)
+    as_of_all = np.empty(n_facts, np.int64)
+    thread_all = np.empty(n_facts, np.int32)
+    model = embedder.model_name
+    fill_started = time.perf_counter()
+    for start in range(0, n_facts, CHUNK):
+        end = min(n_facts, start + CHUNK)
+        m = end - start
+        pick = rng.integers(len(sentences), size=m)
+        vectors = _clustered(rng, base, pick, noise)
+        platforms = rng.choice(len(PLATFORMS), size=m, p=PLATFORM_WEIGHTS).astype(np.int32)
+        threads = rng.integers(n_threads, size=m).astype(np.int32)
+        as_of = START_MS + np.sort(rng.integers(SPAN_MS, size=m)) // max(1, n_facts // m) + \
+            (SPAN_MS * start // n_facts)
+        all_vectors[start:end], platform_idx[start:end], as_of_all[start:end], thread_all[start:end] = \
+            vectors, platforms, as_of, threads
+        ids = [f"fact_{i:09d}" for i in range(start, end)]
+        texts = [sentences[p] for p in pick]
+        thread_names = [f"{PLATFORMS[platforms[j]]}:thread-{threads[j]}" for j in range(m)]
+        zipf = np.minimum(rng.zipf(1.3, size=m), n_entities) - 1
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO facts(id, text, as_of, ingested_at, created_at, platform, thread_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(ids[j], texts[j], int(as_of[j]), int(as_of[j]), int(as_of[j]), PLATFORMS[platforms[j]], thread_names[j])
+             for j in range(m)],
+        )
+        links = {(ids[j], entity_ids[person_entity[texts[j].split(" ", 1)[0]]], int(as_of[j])) for j in range(m)}
+        links |= {(ids[j], entity_ids[int(zipf[j])], int(as_of[j])) for j in range(m)}
+        conn.executemany("INSERT INTO fact_entities(fact_id, entity_id, as_of) VALUES (?, ?, ?)", sorted(links))
+        blobs = [to_blob(v) for v in vectors]
+        conn.executemany(
+            "INSERT INTO embeddings(rowid, id, target_type, target_id, model, embedding, dimension, created_at) "
+            "VALUES (?, ?, 'fact', ?, ?, ?, ?, 0)",
+            [(start + j + 1, embedding_id("fact", ids[j], model), ids[j], model, blobs[j], embedder.dimension)
+             for j in range(m)],
+        )
+        insert_vec_rows(conn, [(start + j + 1, "fact", blobs[j], PLATFORMS[platforms[j]], int(as_of[j]),
+                                thread_names[j], ids[j]) for j in range(m)])
+        conn.execute("COMMIT")
+        rate = end / (time.perf_counter() - fill_started)
+        _progress(f"filled {end:,}/{n_facts:,} facts ({rate:,.0f}/s)")
+    conn.execute(
+        "INSERT OR REPLACE INTO vector_index_state(id, model, dimension, built_at) VALUES (1, ?, ?, 0)",
+        (model, embedder.dimension),
+    )
+    return {"vectors": all_vectors, "platform": platform_idx, "as_of": as_of_all, "thread": thread_all,
+            "fill_s": time.perf_counter() - started}
+
+
+def _ms(samples: list[float]) -> dict[str, float]:
+    arr = np.asarray(samples) * 1000
+    return {"p50_ms": round(float(np.percentile(arr, 50)), 3), "p95_ms": round(float(np.percentile(arr, 95)), 3)}
+
+
+def _exact(vectors: np.ndarray, query: np.ndarray, k: int, mask: np.ndarray | None = None) -> list[str]:
+    scores = vectors @ query
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.argsort(-scores[top])]
+    return [f"fact_{i:09d}" for i in top if np.isfinite(scores[i])]
+
+
+def _recall(found: list[tuple[str, float]], truth: list[str]) -> float:
+    if not truth:
+        return 1.0
+    return len({f for f, _ in found} & set(truth)) / len(truth)
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    started = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - started
+
+
+def measure(stores: Stores, embedder: Embedder, data: dict[str, Any], *, queries: int, seed: int,
+            k: int = 20) -> dict[str, Any]:
+    """Time the search paths and compute recall@k against exact search."""
+    rng = np.random.default_rng(seed + 1)
+    texts = _queries(rng, queries)
+    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    vectors = data["vectors"]
+    for text in texts[:5]:  # warm-up: page cache, lazy loads
+        search.search(embedder.encode_query(text), k)
+    results: dict[str, Any] = {}
+    total, only, encode_t, exact_t, recalls = [], [], [], [], []
+    query_vectors = []
+    for text in texts:
+        started = time.perf_counter()
+        q = embedder.encode_query(text)
+        encoded = time.perf_counter()
+        found = search.search(q, k)
+        done = time.perf_counter()
+        total.append(done - started)
+        encode_t.append(encoded - started)
+        only.append(done - encoded)
+        truth, seconds = _timed(lambda q=q: _exact(vectors, q, k))
+        exact_t.append(seconds)
+        recalls.append(_recall(found, truth))
+        query_vectors.append(q)
+    results["semantic_search"] = _ms(total)
+    results["query_embedding"] = _ms(encode_t)
+    results["search_only"] = _ms(only)
+    results["exact_numpy"] = _ms(exact_t)
+    results["recall_at_20"] = round(float(np.mean(recalls)), 4)
+    results["filtered"] = _filtered(search, data, query_vectors, rng, k)
+    sub = query_vectors[: min(20, len(query_vectors))]
+    vec0_t = [_timed(lambda q=q: search.exact(q, k))[1] for q in sub]
+    results["exact_sqlite_vec"] = {**_ms(vec0_t), "queries": len(sub)}
+    results["recall"] = _time_recall(stores, texts)
+    return results
+
+
+def _filtered(search: VectorSearch, data: dict[str, Any], query_vectors: list[np.ndarray],
+              rng: np.random.Generator, k: int) -> dict[str, Any]:
+    """Search-only latency and recall@k of filtered queries (filters applied before the top-k)."""
+    out: dict[str, Any] = {}
+    n_threads = int(data["thread"].max()) + 1
+    as_of = data["as_of"]
+    span = int(as_of.max() - as_of.min())
+    cases = {
+        "platform": lambda: (Filter(platform="gmail"), data["platform"] == PLATFORMS.index("gmail")),
+        "time_90d": lambda: _time_case(as_of, rng, 90 * 86_400_000, span),
+        "thread": lambda: _thread_case(data, rng, n_threads),
+    }
+    for name, make in cases.items():
+        times, recalls = [], []
+        for q in query_vectors[: min(50, len(query_vectors))]:
+            flt, mask = make()
+            found, seconds = _timed(lambda q=q, flt=flt: search.search(
+                q, k, platform=flt.platform, time_after=flt.time_after, time_before=flt.time_before,
+                thread_id=flt.thread_id))
+            times.append(seconds)
+            recalls.append(_recall(found, _exact(data["vectors"], q, k, mask)))
+        out[name] = {**_ms(times), "recall_at_20": round(float(np.mean(recalls)), 4)}
+    return out
+
+
+def _time_case(as_of: np.ndarray, rng: np.random.Generator, window: int, span: int) -> tuple[Filter, np.ndarray]:
+    start = int(as_of.min()) + int(rng.integers(max(1, span - window)))
+    return Filter(time_after=start, time_before=start + window), (as_of >= start) & (as_of <= start + window)
+
+
+def _thread_case(data: dict[str, Any], rng: np.random.Generator, n_threads: int) -> tuple[Filter, np.ndarray]:
+    row = int(rng.integers(len(data["thread"])))
+    thread, platform = int(data["thread"][row]), int(data["platform"][row])
+    name = f"{PLATFORMS[platform]}:thread-{thread}"
+    return Filter(thread_id=name), (data["thread"] == thread) & (data["platform"] == platform)
+
+
+def _time_recall(stores: Stores, texts: list[str]) -> dict[str, Any] | str:
+    """p50/p95 of nexus_memory.recall.recall per budget, when the recall engine exists."""
+    try:
+        module = importlib.import_module("nexus_memory.recall")
+        recall_fn = module.recall
+    except (ImportError, AttributeError):
+        return "nexus_memory.recall.recall not available"
+    out: dict[str, Any] = {}
+    for budget in ("low", "mid", "high"):
+        try:
+            for text in texts[:3]:
+                recall_fn(stores, text, budget=budget)  # warm-up
+            out[budget] = _ms([_timed(lambda t=t: recall_fn(stores, t, budget=budget))[1] for t in texts])
+        except Exception as exc:  # noqa: BLE001 - report, do not lose the other figures
+            out[budget] = f"error: {type(exc).__name__}: {exc}"
+    return out
+
+
+def run(n_facts: int, *, queries: int = 200, data_dir: Path | None = None, seed: int = 0) -> dict[str, Any]:
+    """Fill a fresh store with `n_facts` synthetic facts and measure search latency and recall."""
+    directory = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="nexus-bench-"))
+    settings = load_settings(data_dir=directory)
+    embedder = get_embedder(settings.embedding_model, threads=settings.torch_threads)
+    with Stores(settings) as stores:
+        if stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0]:
+            raise ValueError(f"{directory} already holds facts; the benchmark needs a fresh data dir")
+        data = fill(stores, embedder, n_facts, seed=seed)
+        _progress("building the IVF index")
+        _, build_s = _timed(lambda: build_ivf(stores.conn, stores.data_dir, embedder.model_name, "fact",
+                                              embedder.dimension, seed=seed))
+        _progress(f"IVF built in {build_s:.1f}s; measuring {queries} queries")
+        results = measure(stores, embedder, data, queries=queries, seed=seed)
+    return {
+        "facts": n_facts,
+        "queries": queries,
+        "k": 20,
+        "model": embedder.model_name,
+        "torch_threads": settings.torch_threads,
+        "vectors": "synthetic clustered: real MiniLM embeddings of 3000 template sentences, each fact "
+                   "= its sentence + U(0,0.5) x another sentence + N(0, 0.03) noise, renormalised",
+        "data_dir": str(directory),
+        "fill_s": round(data["fill_s"], 1),
+        "ann_build_s": round(build_s, 1),
+        **results,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--facts", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args(argv)
+    result = run(args.facts, queries=args.queries, data_dir=args.data_dir, seed=args.seed)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,925 @@
+"""The recall engine: hybrid retrieval over facts, observations, mental models and entities.
+
+Seed 000's recall API. Strategies (which run depends on the budget):
+
+- semantic: cosine KNN through `VectorSearch` (one list across all types in scope, by similarity);
+- keyword:  FTS5 BM25 over facts (terms chosen by `keyword.py`), LIKE over observation / mental
+            model text (those tables have no FTS index; they are small next to facts);
+- entity:   entities named in the query or given as `entity`, then their latest facts through the
+            (entity_id, as_of DESC) index, ranked by how many query entities a fact links, then recency;
+            for scope 'entities', the matching entities themselves;
+- causal:   (budget high) one hop along causal_links from the top fused facts.
+
+Every filter is a WHERE clause inside each strategy, before its LIMIT. The semantic index filters
+platform / time / thread itself; the rest (entity, session, exclude_session, superseded facts) is
+handled by scoring the few matching facts exactly when the filter is selective (<= 5,000 facts)
+and otherwise by over-fetching 4x from the index and filtering in SQL (which can return fewer than
+the limit when the filter is both loose and far from the query).
+
+Lists are fused by RRF (k=60). Observations and mental models that clearly match (cosine >=
+HIGHER_LAYER_MIN_SIM, or most query terms when there is no vector) go first, mental models before
+observations (seed 000's hierarchical retrieval); the rest is diversified by MMR (lambda 0.7).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nexus_memory import db, identity
+from nexus_memory.recall import keyword
+from nexus_memory.recall.fusion import MMR_LAMBDA, RRF_K, mmr, rrf_fuse
+from nexus_memory.recall.timeparse import parse_time_window
+from nexus_memory.stores import Stores
+
+if TYPE_CHECKING:
+    from nexus_memory.embeddings import Embedder
+    from nexus_memory.vector_index import VectorSearch
+
+log = logging.getLogger(__name__)
+
+SCOPES = ("facts", "observations", "mental_models", "entities")
+DEFAULT_SCOPE = ("facts", "observations", "mental_models")
+_TYPE_OF_SCOPE = {"facts": "fact", "observations": "observation", "mental_models": "mental_model",
+                  "entities": "entity"}
+TOOL_PLATFORM = "memory_tool"  # platform of facts written through the agent tools (remember/correct)
+OBSERVATION_TYPE = "observation_v1"
+
+HIGHER_LAYER_MIN_SIM = 0.35  # MiniLM: unrelated sentences sit around 0.0-0.2, paraphrases above 0.5
+EXACT_SCAN_MAX = 5_000  # a filter matching at most this many facts is scored exactly, not via the index
+SEMANTIC_OVERFETCH = 4  # index over-fetch when filters remain that the index cannot apply
+CAUSAL_SEEDS = 10  # top fused facts whose causal neighbours the high budget adds
+MAX_QUERY_ENTITIES = 10  # entities taken from one query
+MAX_NGRAM_TOKENS = 300  # words of the query scanned for entity names (n-grams up to 3)
+EMBED_CHARS = 2_000  # the model reads ~256 tokens anyway
+TOUCH_BUSY_MS = 200  # access counts are best effort: never wait long for the write lock
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Which strategies run and how many candidates each may contribute."""
+
+    strategies: tuple[str, ...]
+    limit: int
+
+
+BUDGETS = {
+    "low": Budget(("semantic",), 50),
+    "mid": Budget(("semantic", "keyword", "entity"), 100),
+    "high": Budget(("semantic", "keyword", "entity", "causal"), 200),
+}
+
+
+@dataclass
+class RecallResult:
+    """One recalled item with its provenance."""
+
+    id: str
+    type: str  # 'fact' | 'observation' | 'mental_model' | 'entity'
+    text: str
+    score: float  # fused RRF score
+    as_of: int | None
+    source_event_ids: list[str]
+    entities: list[dict]  # [{id, name, type}]
+    ranks: dict[str, int]  # strategy -> 1-based rank in that strategy's list
+    platform: str | None
+    thread_id: str | None
+    session_id: str | None
+    is_stale: bool = False
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class RecallResponse:
+    """The results of one recall, the time window actually used, and where the time went."""
+
+    results: list[RecallResult]
+    query: str
+    budget: str
+    time_after: int | None
+    time_before: int | None
+    timings_ms: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions applied inside every strategy. Time bounds are inclusive (as VectorSearch's)."""
+
+    time_after: int | None = None
+    time_before: int | None = None
+    platform: str | None = None
+    thread_id: str | None = None
+    session_id: str | None = None
+    exclude_session_id: str | None = None
+    entity_ids: tuple[str, ...] | None = None  # None: no entity filter; (): unknown entity, no result
+
+    @property
+    def by_session(self) -> bool:
+        return self.session_id is not None
+
+    def fact_sql(self, alias: str = "f") -> tuple[str, list[Any]]:
+        """WHERE clause (never empty) and arguments restricting facts aliased `alias`."""
+        a = alias
+        clauses, args = self._time_place_sql(f"{a}.as_of", f"{a}.platform", f"{a}.thread_id")
+        if self.session_id is not None:
+            clauses.append(f"{a}.session_id = ?")
+            args.append(self.session_id)
+        if self.exclude_session_id is not None:
+            clauses.append(f"({a}.session_id IS NULL OR {a}.session_id != ?)")
+            args.append(self.exclude_session_id)
+        if self.entity_ids is not None:
+            marks = ",".join("?" * len(self.entity_ids)) or "NULL"
+            clauses.append(f"{a}.id IN (SELECT fact_id FROM fact_entities WHERE entity_id IN ({marks}))")
+            args.extend(self.entity_ids)
+        # Facts are immutable: a correction is a new fact whose metadata names the one it replaces.
+        # Tool-written facts are few and indexed by platform, so this subquery stays cheap.
+        clauses.append(
+            f"{a}.id NOT IN (SELECT json_extract(metadata, '$.supersedes') FROM facts "
+            "WHERE platform = ? AND json_valid(metadata) AND json_extract(metadata, '$.supersedes') IS NOT NULL)"
+        )
+        args.append(TOOL_PLATFORM)
+        return " AND ".join(clauses), args
+
+    def observation_sql(self) -> tuple[str, list[Any]] | None:
+        """WHERE clause for analysis_runs `r` LEFT JOIN episodes `ep`; None when none can match."""
+        if self.session_id is not None:
+            return None  # observations span sessions; a session-only recall is about that session's facts
+        clauses, args = self._time_place_sql("COALESCE(ep.end_time, r.created_at)", "ep.platform",
+                                             "ep.thread_id")
+        clauses += ["r.analysis_type_id = ?", "r.output_text IS NOT NULL", "r.output_text != ''",
+                    # Observations are versioned by parent_id: only the newest version answers.
+                    "NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = r.id)"]
+        args.append(OBSERVATION_TYPE)
+        if self.entity_ids is not None:
+            marks = ",".join("?" * len(self.entity_ids)) or "NULL"
+            clauses.append(f"""r.id IN (SELECT o.analysis_run_id FROM observation_facts o
+                               JOIN fact_entities fe ON fe.fact_id = o.fact_id WHERE fe.entity_id IN ({marks}))""")
+            args.extend(self.entity_ids)
+        return " AND ".join(clauses), args
+
+    def mental_model_sql(self) -> tuple[str, list[Any]] | None:
+        """WHERE clause for mental_models `m`; None when none can match (they have no place)."""
+        if self.platform is not None or self.thread_id is not None or self.session_id is not None:
+            return None
+        clauses, args = self._time_place_sql("m.updated_at", None, None)
+        clauses.append("NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)")
+        if self.entity_ids is not None:
+            marks = ",".join("?" * len(self.entity_ids)) or "NULL"
+            clauses.append(f"m.entity_id IN ({marks})")
+            args.extend(self.entity_ids)
+        return " AND ".join(clauses), args
+
+    def entity_sql(self) -> tuple[str, list[Any]]:
+        """WHERE clause for entities `n`: live ones, restricted to the entity filter if any."""
+        clauses, args = ["n.merged_into IS NULL"], []
+        if self.entity_ids is not None:
+            clauses.append(f"n.id IN ({','.join('?' * len(self.entity_ids)) or 'NULL'})")
+            args.extend(self.entity_ids)
+        return " AND ".join(clauses), args
+
+    def _time_place_sql(self, as_of: str, platform: str | None, thread: str | None) -> tuple[list[str], list[Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        for clause, value in ((f"{as_of} >= ?", self.time_after), (f"{as_of} <= ?", self.time_before),
+                              (f"{platform} = ?", self.platform if platform else None),
+                              (f"{thread} = ?", self.thread_id if thread else None)):
+            if value is not None:
+                clauses.append(clause)
+                args.append(value)
+        if (platform is None and self.platform is not None) or (thread is None and self.thread_id is not None):
+            clauses.append("0")
+        return clauses, args
+
+
+# A ranked list: (key, raw strategy score), best first. Keys are "<type>:<id>".
+Ranked = list[tuple[str, float]]
+
+
+def _key(target_type: str, target_id: str) -> str:
+    return f"{target_type}:{target_id}"
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    target_type, _, target_id = key.partition(":")
+    return target_type, target_id
+
+
+@dataclass
+class _Context:
+    """Everything one recall needs, passed to each strategy."""
+
+    stores: Stores
+    text: str  # the query with date expressions removed, sanitised
+    types: tuple[str, ...]  # target types in scope
+    filters: Filters
+    limit: int
+    vector_search: VectorSearch | None = None
+    query_vector: np.ndarray | None = None
+    query_entities: list[str] = field(default_factory=list)
+
+    @property
+    def conn(self) -> db.Connection:
+        return self.stores.conn
+
+
+def recall(
+    stores: Stores,
+    query: str,
+    *,
+    scope: Sequence[str] = DEFAULT_SCOPE,
+    entity: str | None = None,
+    time_after: int | None = None,
+    time_before: int | None = None,
+    platform: str | None = None,
+    thread_id: str | None = None,
+    session_id: str | None = None,
+    exclude_session_id: str | None = None,
+    max_results: int = 20,
+    budget: str = "mid",
+    max_tokens: int | None = None,
+    reference_time: int | None = None,
+    embedder: Embedder | None = None,
+    parse_dates: bool = True,
+    touch: bool = True,
+) -> RecallResponse:
+    """Hybrid recall (seed 000): strategies by budget, fused by RRF, diversified by MMR.
+
+    `query` may be any string. With `parse_dates`, an explicit date expression in it ("last week",
+    "in May 2023", relative to `reference_time` or now) narrows the time window (intersected with
+    time_after / time_before) and is removed from the text that is searched. `entity` (name, alias
+    or id) filters every strategy to facts linked to it. `embedder` defaults to the configured model
+    when the store has a vector index; without one the semantic strategy is skipped (and the low
+    budget falls back to keyword search). `max_tokens` keeps results (≈ len(text) / 4 tokens each)
+    in rank order while they fit. `touch` adds 1 to access_count of the returned items.
+    """
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    plan = _budget(budget)
+    types = _scope_types(scope)
+    raw = _sanitize(query)
+    text = raw
+    if parse_dates:
+        window = parse_time_window(raw, reference_time)
+        if window is not None:
+            time_after = _tighter(time_after, window[0], max)
+            time_before = _tighter(time_before, window[1], min)
+            text = window[2]
+    entity_ids = _resolve_entity_filter(stores.conn, entity) if entity is not None else None
+    filters = Filters(time_after, time_before, platform, thread_id, session_id, exclude_session_id, entity_ids)
+    ctx = _Context(stores, text, types, filters, plan.limit)
+
+    def finish(results: list[RecallResult]) -> RecallResponse:
+        timings["total"] = _ms_since(started)
+        return RecallResponse(results, query, budget, time_after, time_before, timings)
+
+    if entity_ids == () or max_results <= 0:
+        return finish([])
+    lists = _run_strategies(ctx, plan, embedder, timings)
+    fused, order = _fuse_and_order(ctx, lists, max_results, timings)
+    with _timed(timings, "materialize"):
+        results = _materialize(ctx, order, fused, lists)
+    if max_tokens is not None:
+        results = _pack(results, max_tokens)
+    if touch and results:
+        with _timed(timings, "touch"):
+            touch_results(stores, results)
+    return finish(results)
+
+
+# --- set-up helpers ------------------------------------------------------------------------------
+
+
+def _budget(budget: str) -> Budget:
+    if budget not in BUDGETS:
+        raise ValueError(f"budget must be one of {sorted(BUDGETS)}, not {budget!r}")
+    return BUDGETS[budget]
+
+
+def _scope_types(scope: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(scope, str):
+        scope = [scope]
+    unknown = [s for s in scope if s not in SCOPES]
+    if unknown:
+        raise ValueError(f"unknown scope {unknown}; choose from {list(SCOPES)}")
+    return tuple(_TYPE_OF_SCOPE[s] for s in SCOPES if s in scope)
+
+
+def _sanitize(query: str) -> str:
+    """Any str -> text SQLite and the tokenizer accept: lone surrogates and NULs replaced."""
+    text = str(query or "")
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    return text.replace("\x00", " ")
+
+
+def _tighter(current: int | None, parsed: int | None, pick: Callable[[int, int], int]) -> int | None:
+    if parsed is None:
+        return current
+    return parsed if current is None else pick(current, parsed)
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+@contextlib.contextmanager
+def _timed(timings: dict[str, float], name: str):  # noqa: ANN202 - generator context manager
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[name] = round(timings.get(name, 0.0) + (time.perf_counter() - started) * 1000, 3)
+
+
+def resolve_entity(conn: db.Connection, value: str) -> list[str]:
+    """Live entity ids for an id, name or alias (merged entities resolve to their winner)."""
+    value = _sanitize(value).strip()
+    if not value:
+        return []
+    row = conn.execute("SELECT id FROM entities WHERE id = ?", (value,)).fetchone()
+    if row:
+        return [identity.canonical_id(conn, row[0])]
+    return [e.id for e in identity.find_entities(conn, value)]
+
+
+def _resolve_entity_filter(conn: db.Connection, value: str) -> tuple[str, ...]:
+    return tuple(resolve_entity(conn, value))
+
+
+# --- strategies ----------------------------------------------------------------------------------
+
+
+def _run_strategies(ctx: _Context, plan: Budget, embedder: Embedder | None,
+                    timings: dict[str, float]) -> dict[str, list[Ranked]]:
+    """Run the budget's strategies; returns strategy name -> its ranked lists."""
+    lists: dict[str, list[Ranked]] = {name: [] for name in ("semantic", "keyword", "entity", "causal",
+                                                            "recency")}
+    strategies = set(plan.strategies)
+    if "semantic" in strategies:
+        with _timed(timings, "embed"):
+            _prepare_semantic(ctx, embedder)
+        if ctx.query_vector is None and strategies == {"semantic"}:
+            strategies.add("keyword")  # low budget without vectors: keyword is the cheap stand-in
+    if "semantic" in strategies and ctx.query_vector is not None:
+        with _timed(timings, "semantic"):
+            lists["semantic"].append(semantic_search(ctx))
+    if "keyword" in strategies:
+        with _timed(timings, "keyword"):
+            lists["keyword"] += keyword_search(ctx)
+    if "entity" in strategies or (ctx.filters.entity_ids and "fact" in ctx.types):
+        with _timed(timings, "entity"):
+            lists["entity"] += entity_search(ctx)
+    if "causal" in strategies and "fact" in ctx.types:
+        with _timed(timings, "causal"):
+            seeds = [_split_key(k)[1] for k, _ in rrf_fuse(_id_lists(lists)) if k.startswith("fact:")]
+            lists["causal"].append(causal_search(ctx, seeds[:CAUSAL_SEEDS]))
+    if not any(any(ranked) for ranked in lists.values()) and _has_restriction(ctx.filters) \
+            and "fact" in ctx.types:
+        with _timed(timings, "recency"):
+            lists["recency"].append(recency_search(ctx))
+    return lists
+
+
+def _has_restriction(filters: Filters) -> bool:
+    return any(v is not None for v in (filters.time_after, filters.time_before, filters.platform,
+                                       filters.thread_id, filters.session_id, filters.entity_ids))
+
+
+def _id_lists(lists: dict[str, list[Ranked]]) -> list[list[str]]:
+    return [[key for key, _ in ranked] for group in lists.values() for ranked in group if ranked]
+
+
+def _prepare_semantic(ctx: _Context, embedder: Embedder | None) -> None:
+    """Set ctx.vector_search and ctx.query_vector, or leave them None when vectors are unavailable."""
+    if not keyword.tokenize(ctx.text):
+        return  # nothing but punctuation/emoji: an embedding of it would match noise
+    if embedder is None:
+        embedder = default_embedder(ctx.stores)
+        if embedder is None:
+            return
+    from nexus_memory.vector_index import VectorSearch
+
+    ctx.vector_search = VectorSearch(ctx.stores, embedder.model_name, embedder.dimension)
+    ctx.query_vector = np.asarray(embedder.encode_query(ctx.text[:EMBED_CHARS]), dtype=np.float32)
+
+
+def default_embedder(stores: Stores) -> Embedder | None:
+    """The configured model, but only when the store has a vector index (else None, nothing loaded)."""
+    try:
+        from nexus_memory.embeddings import get_embedder
+        from nexus_memory.vector_index import index_state
+    except ImportError:
+        return None
+    if index_state(stores.conn) is None:
+        return None
+    try:
+        return get_embedder(stores.settings.embedding_model)
+    except (RuntimeError, OSError) as exc:
+        log.warning("semantic recall disabled: %s", exc)
+        return None
+
+
+def semantic_search(ctx: _Context) -> Ranked:
+    """One list over every type in scope, by cosine similarity (comparable across types)."""
+    assert ctx.vector_search is not None and ctx.query_vector is not None
+    found: Ranked = []
+    for target_type in ctx.types:
+        found += _semantic_for_type(ctx, target_type)
+    found.sort(key=lambda item: -item[1])
+    return found[: ctx.limit]
+
+
+def _semantic_for_type(ctx: _Context, target_type: str) -> Ranked:
+    vs, q, f, limit = ctx.vector_search, ctx.query_vector, ctx.filters, ctx.limit
+    assert vs is not None and q is not None
+    if target_type == "fact":
+        exact_ids = _selective_fact_ids(ctx)
+        if exact_ids is not None:
+            return _exact_scores(vs, q, "fact", exact_ids, limit)
+        where, args = f.fact_sql("f")
+        hits = vs.search(q, limit * SEMANTIC_OVERFETCH if _needs_post_filter(f) else limit + 16,
+                         target_type="fact", platform=f.platform, time_after=f.time_after,
+                         time_before=f.time_before, thread_id=f.thread_id)
+        return _post_filter(ctx.conn, "fact", hits, "SELECT f.id FROM facts f", where, args, limit)
+    if target_type == "observation":
+        clause = f.observation_sql()
+        if clause is None:
+            return []
+        hits = vs.search(q, limit * SEMANTIC_OVERFETCH, target_type="observation", platform=f.platform,
+                         time_after=f.time_after, time_before=f.time_before, thread_id=f.thread_id)
+        return _post_filter(ctx.conn, "observation", hits,
+                            "SELECT r.id FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id",
+                            *clause, limit)
+    if target_type == "mental_model":
+        clause = f.mental_model_sql()
+        if clause is None:
+            return []
+        hits = vs.search(q, limit * SEMANTIC_OVERFETCH, target_type="mental_model",
+                         time_after=f.time_after, time_before=f.time_before)
+        return _post_filter(ctx.conn, "mental_model", hits, "SELECT m.id FROM mental_models m", *clause, limit)
+    where, args = f.entity_sql()
+    hits = vs.search(q, limit * SEMANTIC_OVERFETCH, target_type="entity")
+    return _post_filter(ctx.conn, "entity", hits, "SELECT n.id FROM entities n", where, args, limit)
+
+
+def _needs_post_filter(f: Filters) -> bool:
+    return f.entity_ids is not None or f.session_id is not None or f.exclude_session_id is not None
+
+
+def _selective_fact_ids(ctx: _Context) -> list[str] | None:
+    """Ids of all facts passing a selective filter (entity / session), or None if not selective."""
+    f = ctx.filters
+    if f.entity_ids is None and f.session_id is None:
+        return None
+    where, args = f.fact_sql("f")
+    rows = ctx.conn.execute(f"SELECT f.id FROM facts f WHERE {where} LIMIT ?", [*args, EXACT_SCAN_MAX + 1])
+    ids = [r[0] for r in rows]
+    return ids if len(ids) <= EXACT_SCAN_MAX else None
+
+
+def _exact_scores(vs: VectorSearch, query: np.ndarray, target_type: str, ids: Sequence[str], limit: int) -> Ranked:
+    """Cosine of the query with each id's stored vector: filter-before-top-k by construction."""
+    vectors = vs.vectors(target_type, ids)
+    if not vectors:
+        return []
+    found = list(vectors)
+    scores = np.stack([vectors[i] for i in found]) @ query
+    order = np.argsort(-scores, kind="stable")[:limit]
+    return [(_key(target_type, found[i]), float(scores[i])) for i in order]
+
+
+def _post_filter(conn: db.Connection, target_type: str, hits: list[tuple[str, float]], select: str,
+                 where: str, args: list[Any], limit: int) -> Ranked:
+    """Keep the hits that pass `where` (one query), in hit order, up to `limit`."""
+    if not hits:
+        return []
+    id_column = select.split()[1]  # "f.id", "r.id", ...
+    keep: set[str] = set()
+    ids = [h[0] for h in hits]
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        sql = f"{select} WHERE {id_column} IN ({','.join('?' * len(part))}) AND {where}"
+        keep.update(r[0] for r in conn.execute(sql, [*part, *args]))
+    return [(_key(target_type, i), s) for i, s in hits if i in keep][:limit]
+
+
+def keyword_search(ctx: _Context) -> list[Ranked]:
+    """FTS5 BM25 over facts; LIKE over observations and mental models (no FTS table for them)."""
+    lists: list[Ranked] = []
+    if "fact" in ctx.types:
+        lists.append(_fts_facts(ctx))
+    higher = [t for t in ctx.types if t in ("observation", "mental_model")]
+    if higher:
+        lists.append(_like_higher_layers(ctx, higher))
+    return lists
+
+
+def _fts_facts(ctx: _Context) -> Ranked:
+    match = keyword.fts_query(ctx.conn, "facts_fts", ctx.text)
+    if match is None:
+        return []
+    where, args = ctx.filters.fact_sql("f")
+    sql = f"""SELECT f.id, bm25(facts_fts) AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
+              WHERE facts_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"""
+    rows = ctx.conn.execute(sql, [match, *args, ctx.limit]).fetchall()
+    return [(_key("fact", r[0]), float(r[1])) for r in rows]
+
+
+def _like_higher_layers(ctx: _Context, types: Sequence[str]) -> Ranked:
+    """Rows containing query terms (case-insensitive), ranked by how many distinct terms they hold."""
+    terms = keyword.like_terms(ctx.text)
+    if not terms:
+        return []
+    found: Ranked = []
+    hits_sql = " + ".join(["(lower({text}) LIKE ? ESCAPE '\\')"] * len(terms))
+    patterns = [keyword.like_pattern(t) for t in terms]
+    sources = {
+        "observation": ("r.id", "r.output_text",
+                        "FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id",
+                        ctx.filters.observation_sql()),
+        "mental_model": ("m.id", "(m.name || ': ' || m.description)", "FROM mental_models m",
+                         ctx.filters.mental_model_sql()),
+    }
+    for target_type in types:
+        id_col, text_col, source, clause = sources[target_type]
+        if clause is None:
+            continue
+        hits = hits_sql.format(text=text_col)
+        sql = f"""SELECT id, hits FROM (SELECT {id_col} AS id, ({hits}) AS hits {source} WHERE {clause[0]})
+                  WHERE hits > 0 ORDER BY hits DESC LIMIT ?"""
+        rows = ctx.conn.execute(sql, [*patterns, *clause[1], ctx.limit]).fetchall()
+        found += [(_key(target_type, r[0]), float(r[1]) / len(terms)) for r in rows]
+    found.sort(key=lambda item: -item[1])
+    return found[: ctx.limit]
+
+
+def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_ENTITIES) -> list[str]:
+    """Live entities whose name or alias is a 1-3 word n-gram of `text`, longest match first."""
+    grams = _ngrams(text)
+    if not grams:
+        return []
+    found: dict[str, int] = {}  # normalized n-gram -> words, to rank longer (more specific) matches first
+    ids: list[tuple[int, int, str]] = []
+    keys = list(grams)
+    for start in range(0, len(keys), 400):
+        part = keys[start:start + 400]
+        marks = ",".join("?" * len(part))
+        rows = conn.execute(
+            f"""SELECT id, normalized FROM entities WHERE normalized IN ({marks})
+                UNION SELECT entity_id, normalized FROM aliases WHERE normalized IN ({marks})""",
+            [*part, *part],
+        ).fetchall()
+        for entity_id, normalized in rows:
+            found[normalized] = grams[normalized][0]
+            ids.append((-grams[normalized][0], grams[normalized][1], entity_id))
+    out: list[str] = []
+    for _, _, entity_id in sorted(ids):
+        canonical = identity.canonical_id(conn, entity_id)
+        if canonical not in out:
+            out.append(canonical)
+    return out[:limit]
+
+
+_TRIM = ".,;:!?\"'()[]{}<>«»“”‘’"
+
+
+def _ngrams(text: str) -> dict[str, tuple[int, int]]:
+    """normalized n-gram -> (word count, first position); stopword / 1-letter unigrams left out."""
+    words = [w.strip(_TRIM) for w in text.split()][:MAX_NGRAM_TOKENS]
+    words = [w for w in words if w]
+    grams: dict[str, tuple[int, int]] = {}
+    for size in (3, 2, 1):
+        for i in range(len(words) - size + 1):
+            gram = " ".join(words[i:i + size])
+            key = identity.normalize(gram)
+            if size == 1 and (key in keyword.STOPWORDS or len(key) < 2):
+                continue
+            grams.setdefault(key, (size, i))
+            # Possessives and punctuation inside a name: "Sarah's" -> "sarah".
+            bare = identity.normalize(re.sub(r"'s$|’s$", "", gram))
+            if bare != key and not (size == 1 and bare in keyword.STOPWORDS):
+                grams.setdefault(bare, (size, i))
+    return grams
+
+
+def entity_search(ctx: _Context) -> list[Ranked]:
+    """Facts of the query's entities (and the `entity` filter's), plus matching entity results."""
+    conn, f = ctx.conn, ctx.filters
+    named = match_query_entities(conn, ctx.text)
+    query_entities = list(dict.fromkeys([*(f.entity_ids or ()), *named]))[:MAX_QUERY_ENTITIES]
+    ctx.query_entities = query_entities
+    lists: list[Ranked] = []
+    if "fact" in ctx.types and query_entities:
+        lists.append(_entity_facts(ctx, query_entities))
+    if "entity" in ctx.types:
+        where, args = f.entity_sql()
+        marks = ",".join("?" * len(named)) or "NULL"
+        rows = conn.execute(f"SELECT n.id FROM entities n WHERE n.id IN ({marks}) AND {where}",
+                            [*named, *args]).fetchall()
+        live = {r[0] for r in rows}
+        lists.append([(_key("entity", e), 1.0) for e in named if e in live])
+    return lists
+
+
+def _entity_facts(ctx: _Context, entity_ids: Sequence[str]) -> Ranked:
+    """Latest facts per entity via (entity_id, as_of DESC); rank by entities linked, then recency."""
+    where, args = ctx.filters.fact_sql("f")
+    time_sql, time_args = "", []
+    # Repeat the time window on fe.as_of so the index range does the work.
+    if ctx.filters.time_after is not None:
+        time_sql += " AND fe.as_of >= ?"
+        time_args.append(ctx.filters.time_after)
+    if ctx.filters.time_before is not None:
+        time_sql += " AND fe.as_of <= ?"
+        time_args.append(ctx.filters.time_before)
+    links: dict[str, int] = {}
+    as_of: dict[str, int] = {}
+    for entity_id in entity_ids:
+        rows = ctx.conn.execute(
+            f"""SELECT fe.fact_id, fe.as_of FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
+                WHERE fe.entity_id = ?{time_sql} AND {where} ORDER BY fe.as_of DESC LIMIT ?""",
+            [entity_id, *time_args, *args, ctx.limit],
+        ).fetchall()
+        for fact_id, fact_as_of in rows:
+            links[fact_id] = links.get(fact_id, 0) + 1
+            as_of[fact_id] = fact_as_of
+    ranked = sorted(links, key=lambda i: (-links[i], -as_of[i], i))[: ctx.limit]
+    return [(_key("fact", i), float(links[i])) for i in ranked]
+
+
+def causal_search(ctx: _Context, seed_ids: Sequence[str]) -> Ranked:
+    """Facts one causal hop from the seeds (either direction), by strength x the seed's standing."""
+    if not seed_ids:
+        return []
+    weight = {fact_id: 1.0 / (position + 1) for position, fact_id in enumerate(seed_ids)}
+    where, args = ctx.filters.fact_sql("f")
+    marks = ",".join("?" * len(seed_ids))
+    rows = ctx.conn.execute(
+        f"""SELECT c.to_fact_id, c.strength, c.from_fact_id FROM causal_links c
+                JOIN facts f ON f.id = c.to_fact_id WHERE c.from_fact_id IN ({marks}) AND {where}
+            UNION ALL
+            SELECT c.from_fact_id, c.strength, c.to_fact_id FROM causal_links c
+                JOIN facts f ON f.id = c.from_fact_id WHERE c.to_fact_id IN ({marks}) AND {where}""",
+        [*seed_ids, *args, *seed_ids, *args],
+    ).fetchall()
+    best: dict[str, float] = {}
+    for fact_id, strength, seed in rows:
+        score = float(strength) * weight[seed]
+        best[fact_id] = max(best.get(fact_id, 0.0), score)
+    ranked = sorted(best, key=lambda i: (-best[i], i))[: ctx.limit]
+    return [(_key("fact", i), best[i]) for i in ranked]
+
+
+def recency_search(ctx: _Context) -> Ranked:
+    """Latest facts passing the filters: the answer to a query that is only a date or an entity."""
+    where, args = ctx.filters.fact_sql("f")
+    rows = ctx.conn.execute(f"SELECT f.id, f.as_of FROM facts f WHERE {where} ORDER BY f.as_of DESC LIMIT ?",
+                            [*args, ctx.limit]).fetchall()
+    return [(_key("fact", r[0]), float(r[1])) for r in rows]
+
+
+# --- fusion and ordering -------------------------------------------------------------------------
+
+
+def _fuse_and_order(ctx: _Context, lists: dict[str, list[Ranked]], max_results: int,
+                    timings: dict[str, float]) -> tuple[dict[str, float], list[str]]:
+    """RRF over every list, qualifying higher-layer items first, MMR over the rest."""
+    with _timed(timings, "fusion"):
+        fused = dict(rrf_fuse(_id_lists(lists), k=RRF_K))
+        ordered = list(fused)
+        front = _qualifying_higher_layer(ctx, lists, ordered)[: max(1, max_results // 2)]
+    with _timed(timings, "mmr"):
+        rest = [(k, fused[k]) for k in ordered if k not in front][: max(3 * max_results, 50)]
+        vectors = _vectors_for(ctx, [*front, *(k for k, _ in rest)])
+        picked = mmr(rest, vectors, max_results - len(front), lambda_param=MMR_LAMBDA, preselected=front)
+    return fused, [*front, *picked]
+
+
+def _qualifying_higher_layer(ctx: _Context, lists: dict[str, list[Ranked]], ordered: list[str]) -> list[str]:
+    """Mental models, then observations, that clearly match: they answer before raw facts."""
+    similarity = {k: s for ranked in lists["semantic"] for k, s in ranked}
+    term_share = {k: s for ranked in lists["keyword"] for k, s in ranked if not k.startswith("fact:")}
+    good: list[str] = []
+    for target_type in ("mental_model", "observation"):
+        for key in ordered:
+            if not key.startswith(target_type + ":"):
+                continue
+            sim = similarity.get(key)
+            if (sim is not None and sim >= HIGHER_LAYER_MIN_SIM) or \
+                    (ctx.query_vector is None and term_share.get(key, 0.0) >= 0.5):
+                good.append(key)
+    return good
+
+
+def _vectors_for(ctx: _Context, keys: Iterable[str]) -> dict[str, np.ndarray]:
+    if ctx.vector_search is None:
+        return {}
+    by_type: dict[str, list[str]] = {}
+    for key in keys:
+        target_type, target_id = _split_key(key)
+        by_type.setdefault(target_type, []).append(target_id)
+    vectors: dict[str, np.ndarray] = {}
+    for target_type, ids in by_type.items():
+        for target_id, vector in ctx.vector_search.vectors(target_type, ids).items():
+            vectors[_key(target_type, target_id)] = vector
+    return vectors
+
+
+# --- results -------------------------------------------------------------------------------------
+
+
+def _materialize(ctx: _Context, order: list[str], fused: dict[str, float],
+                 lists: dict[str, list[Ranked]]) -> list[RecallResult]:
+    """Build RecallResults (text, provenance, ranks) with one batched query per table."""
+    ranks, raw_scores = _ranks(lists)
+    by_type: dict[str, list[str]] = {}
+    for key in order:
+        target_type, target_id = _split_key(key)
+        by_type.setdefault(target_type, []).append(target_id)
+    loaders = {"fact": _load_facts, "observation": _load_observations, "mental_model": _load_mental_models,
+               "entity": _load_entities}
+    loaded: dict[str, RecallResult] = {}
+    for target_type, ids in by_type.items():
+        for result in loaders[target_type](ctx.conn, ids):
+            key = _key(result.type, result.id)
+            result.score = fused.get(key, 0.0)
+            result.ranks = ranks.get(key, {})
+            result.metadata["scores"] = raw_scores.get(key, {})
+            loaded[key] = result
+    return [loaded[k] for k in order if k in loaded]
+
+
+def _ranks(lists: dict[str, list[Ranked]]) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    ranks: dict[str, dict[str, int]] = {}
+    scores: dict[str, dict[str, float]] = {}
+    for strategy, group in lists.items():
+        for ranked in group:
+            for rank, (key, score) in enumerate(ranked, start=1):
+                if strategy not in ranks.setdefault(key, {}):
+                    ranks[key][strategy] = rank
+                    scores.setdefault(key, {})[strategy] = round(score, 6)
+    return ranks, scores
+
+
+def _chunks(ids: Sequence[str], size: int = 500) -> Iterable[list[str]]:
+    for start in range(0, len(ids), size):
+        yield list(ids[start:start + size])
+
+
+def _marks(ids: Sequence[str]) -> str:
+    return ",".join("?" * len(ids))
+
+
+def _load_facts(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult]:
+    results: list[RecallResult] = []
+    for part in _chunks(ids):
+        entities = _entities_of_facts(conn, part)
+        rows = conn.execute(
+            f"""SELECT id, text, as_of, source_event_id, platform, thread_id, session_id, metadata
+                FROM facts WHERE id IN ({_marks(part)})""", part).fetchall()
+        for r in rows:
+            metadata = {"fact_metadata": _json(r["metadata"])}
+            results.append(RecallResult(
+                id=r["id"], type="fact", text=r["text"], score=0.0, as_of=r["as_of"],
+                source_event_ids=[r["source_event_id"]] if r["source_event_id"] else [],
+                entities=entities.get(r["id"], []), ranks={}, platform=r["platform"],
+                thread_id=r["thread_id"], session_id=r["session_id"], metadata=metadata))
+    return results
+
+
+def _entities_of_facts(conn: db.Connection, fact_ids: Sequence[str]) -> dict[str, list[dict]]:
+    rows = conn.execute(
+        f"""SELECT fe.fact_id, e.id, e.name, e.type FROM fact_entities fe JOIN entities e ON e.id = fe.entity_id
+            WHERE fe.fact_id IN ({_marks(fact_ids)}) ORDER BY fe.fact_id, e.name""", list(fact_ids)).fetchall()
+    out: dict[str, list[dict]] = {}
+    for fact_id, entity_id, name, entity_type in rows:
+        out.setdefault(fact_id, []).append({"id": entity_id, "name": name, "type": entity_type})
+    return out
+
+
+def _load_observations(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult]:
+    results: list[RecallResult] = []
+    for part in _chunks(ids):
+        rows = conn.execute(
+            f"""SELECT r.id, r.output_text, r.is_stale, r.episode_id, COALESCE(ep.end_time, r.created_at) AS as_of,
+                       ep.platform, ep.thread_id
+                FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id
+                WHERE r.id IN ({_marks(part)})""", part).fetchall()
+        support = conn.execute(
+            f"""SELECT o.analysis_run_id, f.id, f.source_event_id FROM observation_facts o
+                JOIN facts f ON f.id = o.fact_id WHERE o.analysis_run_id IN ({_marks(part)})
+                ORDER BY f.as_of""", part).fetchall()
+        facts_of: dict[str, list[str]] = {}
+        events_of: dict[str, list[str]] = {}
+        for run_id, fact_id, event_id in support:
+            facts_of.setdefault(run_id, []).append(fact_id)
+            if event_id and event_id not in events_of.setdefault(run_id, []):
+                events_of[run_id].append(event_id)
+        all_facts = [f for fs in facts_of.values() for f in fs]
+        fact_entities = _entities_of_facts(conn, all_facts) if all_facts else {}
+        for r in rows:
+            entities: dict[str, dict] = {}
+            for fact_id in facts_of.get(r["id"], []):
+                for e in fact_entities.get(fact_id, []):
+                    entities.setdefault(e["id"], e)
+            results.append(RecallResult(
+                id=r["id"], type="observation", text=r["output_text"], score=0.0, as_of=r["as_of"],
+                source_event_ids=events_of.get(r["id"], []), entities=list(entities.values()), ranks={},
+                platform=r["platform"], thread_id=r["thread_id"], session_id=None,
+                is_stale=bool(r["is_stale"]),
+                metadata={"episode_id": r["episode_id"], "fact_ids": facts_of.get(r["id"], [])}))
+    return results
+
+
+def _load_mental_models(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult]:
+    results: list[RecallResult] = []
+    for part in _chunks(ids):
+        rows = conn.execute(
+            f"""SELECT m.id, m.name, m.description, m.subtype, m.entity_id, m.is_stale, m.updated_at,
+                       e.name AS entity_name, e.type AS entity_type
+                FROM mental_models m LEFT JOIN entities e ON e.id = m.entity_id
+                WHERE m.id IN ({_marks(part)})""", part).fetchall()
+        for r in rows:
+            entities = [{"id": r["entity_id"], "name": r["entity_name"], "type": r["entity_type"]}] \
+                if r["entity_id"] and r["entity_name"] else []
+            results.append(RecallResult(
+                id=r["id"], type="mental_model", text=f"{r['name']}: {r['description']}", score=0.0,
+                as_of=r["updated_at"], source_event_ids=[], entities=entities, ranks={}, platform=None,
+                thread_id=None, session_id=None, is_stale=bool(r["is_stale"]),
+                metadata={"name": r["name"], "subtype": r["subtype"]}))
+    return results
+
+
+def _load_entities(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult]:
+    results: list[RecallResult] = []
+    for part in _chunks(ids):
+        rows = conn.execute(f"SELECT id, name, type, last_seen, mention_count FROM entities WHERE id IN ({_marks(part)})",
+                            part).fetchall()
+        for r in rows:
+            results.append(RecallResult(
+                id=r["id"], type="entity", text=f"{r['name']} ({r['type']})", score=0.0, as_of=r["last_seen"],
+                source_event_ids=[], entities=[{"id": r["id"], "name": r["name"], "type": r["type"]}], ranks={},
+                platform=None, thread_id=None, session_id=None,
+                metadata={"mention_count": r["mention_count"]}))
+    return results
+
+
+def _json(text: str | None) -> Any:
+    if not text:
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"raw": text}
+
+
+def estimate_tokens(text: str) -> int:
+    """≈ tokens of a text for packing: 4 characters per token, at least 1."""
+    return max(1, len(text) // 4)
+
+
+def _pack(results: list[RecallResult], max_tokens: int) -> list[RecallResult]:
+    """Results in rank order while they fit in `max_tokens`; one that does not fit is skipped."""
+    packed, used = [], 0
+    for result in results:
+        cost = estimate_tokens(result.text)
+        if used + cost <= max_tokens:
+            packed.append(result)
+            used += cost
+    return packed
+
+
+_TOUCH_TABLES = {"fact": "facts", "observation": "analysis_runs", "mental_model": "mental_models"}
+
+
+def touch_results(stores: Stores, results: Sequence[RecallResult]) -> None:
+    """access_count + 1 for returned facts, observations and mental models (one UPDATE per table).
+
+    Best effort: with a short busy timeout, so a long write elsewhere (or a read-only store) costs
+    the counts of this recall, never its latency.
+    """
+    conn = stores.conn
+    by_table: dict[str, list[str]] = {}
+    for result in results:
+        if result.type in _TOUCH_TABLES:
+            by_table.setdefault(_TOUCH_TABLES[result.type], []).append(result.id)
+    if not by_table:
+        return
+    conn.execute(f"PRAGMA busy_timeout = {TOUCH_BUSY_MS}")
+    try:
+        with db.transaction(conn):
+            for table, ids in by_table.items():
+                for part in _chunks(ids):
+                    conn.execute(f"UPDATE {table} SET access_count = access_count + 1 WHERE id IN ({_marks(part)})",
+                                 part)
+    except db.OperationalError as exc:
+        log.info("access counts not updated: %s", exc)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {db.BUSY_TIMEOUT_MS}")
