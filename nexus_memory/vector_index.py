@@ -381,7 +381,7 @@ def default_nlist(n: int) -> int:
 
 
 def default_nprobe(nlist: int) -> int:
-    return max(12, nlist // 24)
+    return max(32, nlist // 16)
 
 
 def train_centroids(vectors: np.ndarray, nlist: int, *, iterations: int = 10, seed: int = 0,

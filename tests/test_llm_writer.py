@@ -40,7 +40,11 @@ def record(who: dict[str, Any], msg_id: str, thread: str, time: str, text: str) 
 RECORDS = [
     record(ALICE, "m1", "t1", f"{DAY}T09:00:00Z", "Hi! Big news: I started at Acme this week."),
     record(
-        ALICE, "m2", "t1", f"{DAY}T09:01:00Z", "We moved to Berlin because Acme opened an office there. My cat Miso too."
+        ALICE,
+        "m2",
+        "t1",
+        f"{DAY}T09:01:00Z",
+        "We moved to Berlin because Acme opened an office there. Miso the cat too.",
     ),
     record(BOB, "m3", "t2", f"{DAY}T15:00:00Z", "lol ok see you"),
 ]

@@ -43,8 +43,13 @@ def conversation_records(conversation: Any, index: int, source: str, numbers: It
     mapping = fields.get("mapping")
     conversation_id = fields.get("conversation_id") or fields.get("id")
     if not isinstance(mapping, dict) or not conversation_id:
-        yield RawRecord(source, next(numbers), None, dump_raw(conversation)[:10_000],
-                        f"conversation {index} has no id or no 'mapping' of messages")
+        yield RawRecord(
+            source,
+            next(numbers),
+            None,
+            dump_raw(conversation)[:10_000],
+            f"conversation {index} has no id or no 'mapping' of messages",
+        )
         return
     title = fields.get("title") if isinstance(fields.get("title"), str) else None
     for node in ordered_nodes(mapping, fields.get("current_node")):
@@ -77,8 +82,9 @@ def _node_time(node: dict[str, Any]) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-def message_event(message: dict[str, Any], conversation_id: str, title: str | None,
-                  conversation_time: Any) -> dict[str, Any] | None:
+def message_event(
+    message: dict[str, Any], conversation_id: str, title: str | None, conversation_time: Any
+) -> dict[str, Any] | None:
     """The generic event for one message, or None when it is not a visible user/assistant message."""
     author = message.get("author") if isinstance(message.get("author"), dict) else {}
     role = author.get("role")

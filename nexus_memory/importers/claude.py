@@ -42,8 +42,13 @@ def conversation_records(conversation: Any, index: int, source: str, numbers: It
     messages = fields.get("chat_messages", [])
     conversation_id = fields.get("uuid")
     if not conversation_id or not isinstance(messages, list):
-        yield RawRecord(source, next(numbers), None, dump_raw(conversation)[:10_000],
-                        f"conversation {index} has no uuid or no list of 'chat_messages'")
+        yield RawRecord(
+            source,
+            next(numbers),
+            None,
+            dump_raw(conversation)[:10_000],
+            f"conversation {index} has no uuid or no list of 'chat_messages'",
+        )
         return
     title = fields.get("name") if isinstance(fields.get("name"), str) else None
     for message in messages:
@@ -55,8 +60,9 @@ def conversation_records(conversation: Any, index: int, source: str, numbers: It
             yield RawRecord(source, next(numbers), event, dump_raw(message))
 
 
-def message_event(message: dict[str, Any], conversation_id: str, title: str | None,
-                  conversation_time: Any) -> dict[str, Any] | None:
+def message_event(
+    message: dict[str, Any], conversation_id: str, title: str | None, conversation_time: Any
+) -> dict[str, Any] | None:
     """The generic event for one message, or None when it has no sender we know or no text."""
     sender = message.get("sender")
     if sender not in SENDERS:
@@ -86,7 +92,8 @@ def message_text(message: dict[str, Any]) -> str:
     blocks = message.get("content")
     if isinstance(blocks, list):
         texts = [
-            block["text"] for block in blocks
+            block["text"]
+            for block in blocks
             if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
         ]
         joined = "\n\n".join(t.strip() for t in texts if t.strip())

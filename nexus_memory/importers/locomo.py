@@ -24,8 +24,20 @@ DATE_RE = re.compile(
     r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$", re.IGNORECASE
 )
 # English month names, parsed by hand so the result does not depend on the process locale.
-_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-                "october", "november", "december")
+_MONTH_NAMES = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 MONTHS = {name: n for n, full in enumerate(_MONTH_NAMES, start=1) for name in (full, full[:3])} | {"sept": 9}
 
 
@@ -49,8 +61,13 @@ def conversation_records(conversation: Any, index: int, source: str, numbers: It
     """The turns of one conversation, or a single reject when its shape is wrong."""
     dialogue = conversation.get("conversation") if isinstance(conversation, dict) else None
     if not isinstance(dialogue, dict):
-        yield RawRecord(source, next(numbers), None, dump_raw(conversation)[:10_000],
-                        f"conversation {index} has no 'conversation' object")
+        yield RawRecord(
+            source,
+            next(numbers),
+            None,
+            dump_raw(conversation)[:10_000],
+            f"conversation {index} has no 'conversation' object",
+        )
         return
     sample_id = str(conversation.get("sample_id") or f"conversation-{index}")
     speakers = (dialogue.get("speaker_a"), dialogue.get("speaker_b"))
@@ -61,8 +78,13 @@ def conversation_records(conversation: Any, index: int, source: str, numbers: It
         for turn_index, turn in enumerate(turns):
             number = next(numbers)
             if start is None:
-                yield RawRecord(source, number, None, dump_raw(turn),
-                                f"{sample_id} session {session} has no parseable date ({when!r})")
+                yield RawRecord(
+                    source,
+                    number,
+                    None,
+                    dump_raw(turn),
+                    f"{sample_id} session {session} has no parseable date ({when!r})",
+                )
             elif not isinstance(turn, dict):
                 yield RawRecord(source, number, None, dump_raw(turn), "turn is not a JSON object")
             else:
@@ -96,8 +118,9 @@ def parse_session_date(text: str) -> datetime | None:
         return None
 
 
-def turn_event(turn: dict[str, Any], sample_id: str, session: int, speakers: tuple[Any, Any],
-               as_of: datetime) -> dict[str, Any]:
+def turn_event(
+    turn: dict[str, Any], sample_id: str, session: int, speakers: tuple[Any, Any], as_of: datetime
+) -> dict[str, Any]:
     """The generic event for one turn; missing fields are left for `parse_event` to reject."""
     speaker = turn.get("speaker")
     dia_id = turn.get("dia_id")

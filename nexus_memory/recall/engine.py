@@ -28,7 +28,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -223,7 +223,6 @@ class _Context:
     limit: int
     vector_search: VectorSearch | None = None
     query_vector: np.ndarray | None = None
-    query_entities: list[str] = field(default_factory=list)
 
     @property
     def conn(self) -> db.Connection:
@@ -330,7 +329,7 @@ def _ms_since(started: float) -> float:
 
 
 @contextlib.contextmanager
-def _timed(timings: dict[str, float], name: str):  # noqa: ANN202 - generator context manager
+def _timed(timings: dict[str, float], name: str) -> Iterator[None]:
     started = time.perf_counter()
     try:
         yield
@@ -373,7 +372,7 @@ def _run_strategies(ctx: _Context, plan: Budget, embedder: Embedder | None,
     if "keyword" in strategies:
         with _timed(timings, "keyword"):
             lists["keyword"] += keyword_search(ctx)
-    if "entity" in strategies or (ctx.filters.entity_ids and "fact" in ctx.types):
+    if "entity" in strategies:
         with _timed(timings, "entity"):
             lists["entity"] += entity_search(ctx)
     if "causal" in strategies and "fact" in ctx.types:
@@ -447,7 +446,7 @@ def _semantic_for_type(ctx: _Context, target_type: str) -> Ranked:
         hits = vs.search(q, limit * SEMANTIC_OVERFETCH if _needs_post_filter(f) else limit + 16,
                          target_type="fact", platform=f.platform, time_after=f.time_after,
                          time_before=f.time_before, thread_id=f.thread_id)
-        return _post_filter(ctx.conn, "fact", hits, "SELECT f.id FROM facts f", where, args, limit)
+        return _post_filter(ctx.conn, "fact", hits, "FROM facts f", "f.id", where, args, limit)
     if target_type == "observation":
         clause = f.observation_sql()
         if clause is None:
@@ -455,7 +454,7 @@ def _semantic_for_type(ctx: _Context, target_type: str) -> Ranked:
         hits = vs.search(q, limit * SEMANTIC_OVERFETCH, target_type="observation", platform=f.platform,
                          time_after=f.time_after, time_before=f.time_before, thread_id=f.thread_id)
         return _post_filter(ctx.conn, "observation", hits,
-                            "SELECT r.id FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id",
+                            "FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id", "r.id",
                             *clause, limit)
     if target_type == "mental_model":
         clause = f.mental_model_sql()
@@ -463,10 +462,10 @@ def _semantic_for_type(ctx: _Context, target_type: str) -> Ranked:
             return []
         hits = vs.search(q, limit * SEMANTIC_OVERFETCH, target_type="mental_model",
                          time_after=f.time_after, time_before=f.time_before)
-        return _post_filter(ctx.conn, "mental_model", hits, "SELECT m.id FROM mental_models m", *clause, limit)
+        return _post_filter(ctx.conn, "mental_model", hits, "FROM mental_models m", "m.id", *clause, limit)
     where, args = f.entity_sql()
     hits = vs.search(q, limit * SEMANTIC_OVERFETCH, target_type="entity")
-    return _post_filter(ctx.conn, "entity", hits, "SELECT n.id FROM entities n", where, args, limit)
+    return _post_filter(ctx.conn, "entity", hits, "FROM entities n", "n.id", where, args, limit)
 
 
 def _needs_post_filter(f: Filters) -> bool:
@@ -495,17 +494,16 @@ def _exact_scores(vs: VectorSearch, query: np.ndarray, target_type: str, ids: Se
     return [(_key(target_type, found[i]), float(scores[i])) for i in order]
 
 
-def _post_filter(conn: db.Connection, target_type: str, hits: list[tuple[str, float]], select: str,
-                 where: str, args: list[Any], limit: int) -> Ranked:
-    """Keep the hits that pass `where` (one query), in hit order, up to `limit`."""
+def _post_filter(conn: db.Connection, target_type: str, hits: list[tuple[str, float]], source: str,
+                 id_column: str, where: str, args: list[Any], limit: int) -> Ranked:
+    """Keep the hits whose row in `source` passes `where`, in hit order, up to `limit`."""
     if not hits:
         return []
-    id_column = select.split()[1]  # "f.id", "r.id", ...
     keep: set[str] = set()
     ids = [h[0] for h in hits]
     for start in range(0, len(ids), 500):
         part = ids[start:start + 500]
-        sql = f"{select} WHERE {id_column} IN ({','.join('?' * len(part))}) AND {where}"
+        sql = f"SELECT {id_column} {source} WHERE {id_column} IN ({','.join('?' * len(part))}) AND {where}"
         keep.update(r[0] for r in conn.execute(sql, [*part, *args]))
     return [(_key(target_type, i), s) for i, s in hits if i in keep][:limit]
 
@@ -565,7 +563,7 @@ def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_
     grams = _ngrams(text)
     if not grams:
         return []
-    found: dict[str, int] = {}  # normalized n-gram -> words, to rank longer (more specific) matches first
+    # (-words, position, id): longer (more specific) names first, then earlier in the query.
     ids: list[tuple[int, int, str]] = []
     keys = list(grams)
     for start in range(0, len(keys), 400):
@@ -577,7 +575,6 @@ def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_
             [*part, *part],
         ).fetchall()
         for entity_id, normalized in rows:
-            found[normalized] = grams[normalized][0]
             ids.append((-grams[normalized][0], grams[normalized][1], entity_id))
     out: list[str] = []
     for _, _, entity_id in sorted(ids):
@@ -614,7 +611,6 @@ def entity_search(ctx: _Context) -> list[Ranked]:
     conn, f = ctx.conn, ctx.filters
     named = match_query_entities(conn, ctx.text)
     query_entities = list(dict.fromkeys([*(f.entity_ids or ()), *named]))[:MAX_QUERY_ENTITIES]
-    ctx.query_entities = query_entities
     lists: list[Ranked] = []
     if "fact" in ctx.types and query_entities:
         lists.append(_entity_facts(ctx, query_entities))
@@ -860,8 +856,9 @@ def _load_mental_models(conn: db.Connection, ids: Sequence[str]) -> list[RecallR
 def _load_entities(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult]:
     results: list[RecallResult] = []
     for part in _chunks(ids):
-        rows = conn.execute(f"SELECT id, name, type, last_seen, mention_count FROM entities WHERE id IN ({_marks(part)})",
-                            part).fetchall()
+        rows = conn.execute(
+            f"SELECT id, name, type, last_seen, mention_count FROM entities WHERE id IN ({_marks(part)})",
+            part).fetchall()
         for r in rows:
             results.append(RecallResult(
                 id=r["id"], type="entity", text=f"{r['name']} ({r['type']})", score=0.0, as_of=r["last_seen"],

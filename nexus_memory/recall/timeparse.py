@@ -1,9 +1,10 @@
 """Explicit date expressions in a query -> a time window, relative to a reference time.
 
 `parse_time_window("what did Sarah say last week", ref)` -> (start_ms, end_ms, "what did Sarah say").
-Windows are half-open, [time_after, time_before), in unix milliseconds, calendar-aligned in `tz`
-(UTC by default). Only explicit expressions count: "when did Sarah move?" has no date and returns
-None, so it never filters. Recognised (case-insensitive):
+Bounds are inclusive unix milliseconds (time_after <= as_of <= time_before), calendar-aligned in
+`tz` (UTC by default): "May 2023" is 2023-05-01T00:00:00.000 .. 2023-05-31T23:59:59.999.
+Only explicit expressions count: "when did Sarah move?" has no date and returns None, so it never
+filters. Recognised (case-insensitive):
 
 - today, tonight, this morning/afternoon/evening, yesterday, last night
 - this/last week (Monday-based calendar weeks), this/last month, this/last year
@@ -97,7 +98,8 @@ def parse_time_window(
     if not spans:
         return None
     time_after = _ms(min(afters)) if afters else None
-    time_before = _ms(max(befores)) if befores else None
+    # Window ends are exclusive; recall's bounds are inclusive (as VectorSearch's), hence - 1.
+    time_before = _ms(max(befores)) - 1 if befores else None
     return time_after, time_before, _remove_spans(query, spans)
 
 

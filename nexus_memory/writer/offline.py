@@ -123,8 +123,8 @@ SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?\u2026])[\"')\]]*\s+|\s*\n+\s*")
 WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
 # A capitalised token sequence for names: "Caroline", "New York", "University of Michigan".
 CAPSEQ_RE = re.compile(
-    r"(?<![\w@.])(?:[A-Z][a-zA-Z0-9&.-]*[a-zA-Z0-9]|[A-Z])(?:['\u2019]s)?"
-    r"(?:\s+(?:of|de|the|and|for|van|von|da|du|la|le)?\s*(?:[A-Z][a-zA-Z0-9&.-]*[a-zA-Z0-9]|[A-Z])(?:['\u2019]s)?)*"
+    r"(?<![\w@.'\u2019-])(?:[A-Z][a-zA-Z0-9&.-]*[a-zA-Z0-9]|[A-Z])"
+    r"(?:\s+(?:(?:of|for|de|van|von|da|du|la|le)\s+)?(?:[A-Z][a-zA-Z0-9&.-]*[a-zA-Z0-9]|[A-Z]))*"
 )
 # Leading interjections that carry no content ("Wow, ", "Oh yeah! ", "Haha ").
 INTERJECTION_RE = re.compile(
@@ -137,6 +137,17 @@ INTERJECTION_RE = re.compile(
     r"there|the)\b)))+",
     re.IGNORECASE,
 )
+# Discourse openers that carry no content: "I gotta say, ...", "Honestly, ...", "To be honest, ...".
+DISCOURSE_RE = re.compile(r"^(?:i\s+(?:gotta|have\s+to|must|got\s+to|have\s+got\s+to)\s+say|honestly|to\s+be\s+honest|"
+                          r"tbh|i\s+mean|you\s+know|btw|by\s+the\s+way|anyway|anyways|plus|also|and|but)\b"
+                          r"\s*,?\s*", re.IGNORECASE)
+# Gratitude with a reason: "Thanks for the tip" -> "I am grateful to you for the tip" (resolvable).
+THANKS_FOR_RE = re.compile(r"^(?:thanks|thank\s+you)(?:\s+so\s+much|\s+a\s+lot|\s+again)?(?:,\s*[A-Z][a-z]+,?)?"
+                           r"\s+for\s+", re.IGNORECASE)
+# Sentence-initial words of a sentence whose subject (the speaker) was dropped: "Went hiking today".
+# Short reactions to what the other person said: "That sounds rough.", "That must've been fun."
+REACTION_RE = re.compile(r"^(?:that|that's|this|this is|sounds|it sounds|what an?|how|must|such an?)\b", re.IGNORECASE)
+REACTION_MAX_WORDS = 5  # a reaction opener with at most this many words is chatter
 # A greeting with an optional name and nothing else: "Hey Mel!", "Hi there,", "Good morning, Sam."
 GREETING_RE = re.compile(r"^(?:hey|hi|hiya|hello|yo|dear|morning|good (?:morning|afternoon|evening)|"
                          r"greetings)(?:\s+(?:there|guys|all|everyone|[A-Z][a-z]+))?(?:\s*[,!.\u2026:-]+\s*|\s*$)",
@@ -147,6 +158,10 @@ PLEASANTRY_RE = re.compile(
     r"talk (?:to you )?(?:soon|later)|see you(?: soon| later| around| then)?|good (?:luck|night|morning)|"
     r"take care|bye|catch you later|you too|same here|me too|no problem|no worries|my pleasure|"
     r"you're welcome|long time no see|nice to (?:meet|see|hear from) you|good to (?:see|hear from) you|"
+    r"(?:it's |it is |it was )?(?:so |really )?(?:great|good|nice|lovely|fun) (?:to|talking|chatting) "
+    r"(?:chat|talk|see|hear|catch up|reconnect)?(?: with you| from you)?(?: again)?|"
+    r"go for it|long time no (?:see|talk|chat|speak)|keep (?:on )?going|take a look(?: at (?:this|that|these))?|"
+    r"check (?:this|it|these) out|nice (?:pic|photo|picture|shot)|"
     r"how are you|how have you been|what's up|let me know|keep (?:it )?up|keep me posted|"
     r"can't wait to (?:see|hear)(?: (?:it|them|more|about it))?|i'm (?:so )?(?:glad|happy) (?:for you|to hear)"
     r"(?: that)?|that's (?:so |really )?(?:great|awesome|cool|amazing|good|nice|wonderful))"
@@ -155,10 +170,11 @@ PLEASANTRY_RE = re.compile(
 )
 # A name given in an introduction: "I'm Marcus", "my name is Marcus", "this is Marcus", "call me Marcus".
 INTRO_RE = re.compile(
-    r"(?:(?<=^)|(?<=[.!?,;:]\s)|(?<=\b[Hh]ey\s)|(?<=\b[Hh]i\s)|(?<=\b[Hh]ello\s))"
-    r"(?P<cue>I['\u2019]m|I am|[Mm]y name is|[Mm]y name['\u2019]s|[Tt]his is|[Cc]all me|[Ii]t['\u2019]s)\s+"
+    r"\b(?P<cue>I['\u2019]m|I am|[Mm]y name is|[Mm]y name['\u2019]s|[Tt]his is|[Cc]all me|[Ii]t['\u2019]s)\s+"
     r"(?P<name>[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?(?:\s+[A-Z][a-z]+)?)(?![\w'\u2019])"
 )
+# What may come right before an introduction cue: the start, a clause break, or a greeting.
+INTRO_BEFORE_RE = re.compile(r"(?:^|[.!?,;:\-]\s*|\b(?:hey|hi|hello|and)\s+)$", re.IGNORECASE)
 # Contact info said about oneself or a named person: "my (new) email is X", "Sam's number is X".
 CONTACT_OWNED_RE = re.compile(
     r"\b(?P<owner>[Mm]y|[A-Z][a-z]+['\u2019]s)\s+(?:new\s+|personal\s+|work\s+|other\s+|current\s+|cell\s+|"
@@ -355,6 +371,15 @@ dance practice travel visit spend use own agree mean look seem guess appreciate 
 volunteer help start love adore dislike struggle deal focus usually always often never also still just
 really definitely totally believe admire support collect create draw hike swim ride drive watch listen
 """)
+# Sentence-initial verbs that mean the speaker dropped the subject ("Went hiking", "Love that idea").
+SUBJECT_DROP_VERBS = _words("""
+had got went did made tried found started finished took saw met joined bought visited watched read wrote
+learned learnt spent adopted painted signed moved picked baked cooked ran won lost taught gave built
+love loved hope wish need want appreciate think guess miss plan can't cannot couldn't gotta just recently
+""")
+# Sentence-initial adjectives of a dropped "I'm" ("Excited to start", "So glad you came").
+SUBJECT_DROP_ADJECTIVES = _words("excited thrilled glad happy proud stoked sorry grateful thankful lucky "
+                                 "blessed nervous worried curious busy tired")
 # Adverbs that may sit between the subject and its verb ("I really love").
 ADVERBS = _words("really also just still always usually often never definitely totally actually "
                  "sometimes truly absolutely even already")
@@ -452,18 +477,27 @@ class _NameBook:
         self.given = dict(given)
         self.learned: dict[str, str] = {}  # from introductions, override everything
         self.display: dict[str, str] = {}  # from event.sender_name
-        self.known: set[str] = {name for name in given.values() if name}
+        self.known: set[str] = set()
+        self.first_tokens: set[str] = set()  # first word of each known name ("Ann" of "Ann Lee")
+        for name in given.values():
+            self.add_known(name)
+
+    def add_known(self, name: str) -> None:
+        """Remember a person name (and its first word) as known."""
+        if name:
+            self.known.add(name)
+            self.first_tokens.add(name.split()[0])
 
     def learn_event(self, event: Event) -> None:
         """Remember the sender's display name so later events can name them as a peer."""
         if event.sender_name and event.sender_id not in self.display:
             self.display[event.sender_id] = event.sender_name
-        self.known.add(self.name_of(event.sender_id))
+        self.add_known(self.name_of(event.sender_id))
 
     def introduce(self, sender_id: str, name: str) -> None:
         """The sender said their name; use it from now on."""
         self.learned[sender_id] = name
-        self.known.add(name)
+        self.add_known(name)
 
     def name_of(self, sender_id: str) -> str:
         """Best known name for a sender id."""
@@ -485,7 +519,7 @@ class _NameBook:
 
     def is_known(self, word: str) -> bool:
         """True for a known person name or the first token of one."""
-        return word in self.known or any(name.split()[0] == word for name in self.known if name)
+        return word in self.known or word in self.first_tokens
 
 
 # ---------------------------------------------------------------------------------------------
@@ -530,7 +564,7 @@ def _extract_event(event: Event, names: _NameBook, peer: str | None, result: Ext
         rewritten = _rewrite_introduction(sentence, intro_names)
         cleaned = clean_sentence(rewritten, names)
         if cleaned and is_informative(cleaned, names):
-            splits.append(_split_statement(cleaned, speaker))
+            splits.append(_split_statement(supply_subject(cleaned), speaker))
         if rewritten != sentence:
             # The rest of the message speaks with the introduced name.
             speaker = intro_names[-1]
@@ -633,6 +667,7 @@ def clean_sentence(sentence: str, names: _NameBook | None = None) -> str:
         before = text
         text = INTERJECTION_RE.sub("", text).strip()
         text = GREETING_RE.sub("", text, count=1).strip()
+        text = DISCOURSE_RE.sub("", text, count=1).strip()
         vocative = re.match(r"^([A-Z][a-z]+)\s*[,!]+\s*", text)
         if vocative and names and names.is_known(vocative.group(1)):
             text = text[vocative.end():]
@@ -641,6 +676,7 @@ def clean_sentence(sentence: str, names: _NameBook | None = None) -> str:
     text = re.sub(r",\s*[A-Z][a-z]+\s*([.!\u2026]*)$",
                   lambda m: m.group(1) if names and names.is_known(m.group(0).strip(",.!\u2026 ")) else m.group(0),
                   text)
+    text = THANKS_FOR_RE.sub("I am grateful to you for ", text, count=1)
     text = re.sub(r"!+", ".", text).strip(" ,;:-")
     text = re.sub(r"\.{2,}|\u2026", ".", text)
     if not text or text.endswith("?"):
@@ -653,9 +689,30 @@ def is_informative(sentence: str, names: _NameBook | None = None) -> bool:
     if PLEASANTRY_RE.match(sentence):
         return False
     words = [w.lower() for w in WORD_RE.findall(sentence)]
+    if len(words) < 2:
+        return False  # "Mel." / "Congrats." say nothing on their own
+    if len(words) <= REACTION_MAX_WORDS and REACTION_RE.match(sentence):
+        return False
     content = [w for w in words if w not in STOPWORDS and w not in FILLER_WORDS and len(w) > 1
                and not (names and names.is_known(w.capitalize()))]
     return bool(content)
+
+
+def supply_subject(sentence: str) -> str:
+    """Put back a dropped first-person subject.
+
+    'Went hiking.' -> 'I went hiking.'; 'So glad you came.' -> "I'm so glad you came."
+    """
+    words = WORD_RE.findall(sentence.replace("\u2019", "'"))
+    if not words:
+        return sentence
+    first = words[0].lower()
+    second = words[1].lower() if len(words) > 1 else ""
+    if first in SUBJECT_DROP_VERBS and not (first == "just" and second in STOPWORDS):
+        return f"I {sentence[:1].lower()}{sentence[1:]}"
+    if first in SUBJECT_DROP_ADJECTIVES or (first in ("so", "really", "very") and second in SUBJECT_DROP_ADJECTIVES):
+        return f"I'm {sentence[:1].lower()}{sentence[1:]}"
+    return sentence
 
 
 def has_verb(clause: str) -> bool:
@@ -735,6 +792,8 @@ def find_introductions(content: str) -> list[str]:
 
 def _intro_ok(match: re.Match[str]) -> bool:
     """Reject introduction look-alikes: adjectives, verbs, nationalities, 'this is Paris', possessives."""
+    if not INTRO_BEFORE_RE.search(match.string[max(0, match.start() - 8):match.start()]):
+        return False  # "what I'm Reading" mid-clause is not an introduction
     name = match.group("name")
     first = name.split()[0]
     if first.lower() in INTRO_STOP or first in NOT_NAMES or first in PLACES:
@@ -829,13 +888,13 @@ def classify_kind(sentence: str) -> str:
 # I/me/my/... and you/your/... with an optional contraction and the following word (for agreement).
 PRONOUN_RE = re.compile(
     r"(?<![\w'\u2019-])(?P<pro>I|i(?![.\w])|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Yy]ou|[Yy]our|[Yy]ours|[Yy]ourself)"
-    r"(?P<con>['\u2019](?:m|re|ve|ll|d|s))?(?![\w'\u2019])"
+    r"(?P<con>['\u2019](?:m|re|ve|ll|d|s))?(?![\w'\u2019-])"
     r"(?P<gap>\s+(?:(?:" + "|".join(sorted(ADVERBS)) + r")\s+)?)?(?P<next>[a-z]+(?:['\u2019]t)?)?"
 )
 # Generic or formulaic "you" that is not the addressee ("thank you", "you know", "see you").
 GENERIC_YOU_BEFORE = re.compile(r"\b(?:thank|see|if|when|miss|bless|love|whenever|unless|mind)\s*$", re.IGNORECASE)
-GENERIC_YOU_AFTER = re.compile(r"^\s*(?:know\b(?!\s+(?:that|how|what|about|i|my))|guys\b|all\b|never know\b|"
-                               r"too\b|later\b|soon\b)", re.IGNORECASE)
+GENERIC_YOU_AFTER = re.compile(r"^\s*(?:know\b(?!\s+(?:that|how|what|about|i|my))|guys\b|all\b|both\b|two\b|"
+                               r"never know\b|too\b|later\b|soon\b)", re.IGNORECASE)
 
 
 def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bool]:
@@ -1088,7 +1147,7 @@ def _capitalised_sequences(text: str, names: _NameBook | None,
     for match in CAPSEQ_RE.finditer(text):
         if any(s <= match.start() < e for s, e in skip):
             continue
-        tokens = re.sub(r"['\u2019]s\b", "", match.group(0)).split()
+        tokens = match.group(0).split()
         start = match.start()
         sentence_start = start == 0 or bool(re.search(r"(?:^|[.!?:\"(]\s*)$", text[:start]))
         # Drop leading tokens that are not names (sentence-initial words, pronouns, months ...).

@@ -1,0 +1,161 @@
+"""Embedder (real default model), the embedding step, model-change detection and rebuild_index."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nexus_memory.embeddings import (
+    EmbedStats,
+    IndexModelMismatch,
+    check_index_model,
+    embed_pending,
+    get_embedder,
+    rebuild_index,
+)
+from nexus_memory.stores import Stores
+from nexus_memory.vector_index import VectorSearch, index_state
+
+FACTS = [
+    ("f1", "Alice works at Acme as a data engineer", "gmail", 1_000, "t1"),
+    ("f2", "Bob went hiking in the Alps last summer", "imessage", 2_000, "t2"),
+    ("f3", "The quarterly report is due on Friday", "gmail", 3_000, "t1"),
+    ("f4", "Carol adopted a dog named Biscuit", "discord", 4_000, "t3"),
+]
+
+
+@pytest.fixture(scope="module")
+def embedder():  # noqa: ANN201 - loading the model once per module keeps the tests fast
+    return get_embedder()
+
+
+def _add_facts(stores: Stores, facts: list[tuple[str, str, str, int, str]]) -> None:
+    with stores.transaction():
+        stores.conn.executemany(
+            "INSERT INTO facts(id, text, as_of, ingested_at, created_at, platform, thread_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(fid, text, as_of, as_of, as_of, platform, thread) for fid, text, platform, as_of, thread in facts],
+        )
+
+
+def test_encode_shape_normalised_deterministic(embedder) -> None:  # noqa: ANN001
+    texts = ["Alice works at Acme", "Bob likes hiking", "The cat sat on the mat"]
+    first = embedder.encode(texts)
+    assert embedder.model_name == "all-MiniLM-L6-v2"
+    assert first.shape == (3, embedder.dimension) == (3, 384)
+    assert first.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(embedder.encode(texts), first, atol=1e-6)
+    query = embedder.encode_query("where does Alice work?")
+    assert query.shape == (384,) and query.dtype == np.float32
+    assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
+    # Semantics, not just shapes: the matching sentence is the nearest.
+    assert int(np.argmax(first @ query)) == 0
+    assert get_embedder() is embedder
+    assert embedder.encode([]).shape == (0, 384)
+
+
+def test_embed_pending_is_idempotent_and_searchable(stores: Stores, embedder) -> None:  # noqa: ANN001
+    _add_facts(stores, FACTS)
+    progress: list[tuple[int, int]] = []
+    stats = embed_pending(stores, embedder, batch_size=3, on_progress=lambda d, t: progress.append((d, t)))
+    assert isinstance(stats, EmbedStats)
+    assert stats.rows == 4 and stats.by_type == {"fact": 4}
+    assert progress == [(3, 4), (4, 4)]
+    assert embed_pending(stores, embedder).rows == 0
+    rows = stores.conn.execute("SELECT model, dimension, length(embedding) FROM embeddings").fetchall()
+    assert [tuple(r) for r in rows] == [("all-MiniLM-L6-v2", 384, 384 * 4)] * 4
+    assert stores.conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()[0] == 4
+    assert index_state(stores.conn) == ("all-MiniLM-L6-v2", 384)
+
+    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    hits = search.search(embedder.encode_query("Which company does Alice work for?"), 2)
+    assert hits[0][0] == "f1" and hits[0][1] > hits[1][1]
+    # Metadata came from the facts table: filters run inside the KNN.
+    assert [h[0] for h in search.search(embedder.encode_query("dog"), 5, platform="discord")] == ["f4"]
+    assert {h[0] for h in search.search(embedder.encode_query("work"), 5, thread_id="t1")} == {"f1", "f3"}
+    assert {h[0] for h in search.search(embedder.encode_query("x"), 5, time_after=2_000, time_before=3_000)} \
+        == {"f2", "f3"}
+
+    # The per-turn path: only the named facts.
+    _add_facts(stores, [("f5", "Dave moved to Lisbon", "gmail", 5_000, "t4"),
+                        ("f6", "Erin is learning Spanish", "gmail", 6_000, "t4")])
+    assert embed_pending(stores, embedder, fact_ids=["f6"]).rows == 1
+    assert embed_pending(stores, embedder).rows == 1
+
+
+def test_other_target_types(stores: Stores, embedder) -> None:  # noqa: ANN001
+    with stores.transaction():
+        stores.conn.execute(
+            "INSERT INTO entities(id, name, normalized, type, source, created_at, updated_at, last_seen) "
+            "VALUES ('e1', 'Alice Smith', 'alice smith', 'person', 'user', 0, 0, 10)")
+        stores.conn.execute(
+            "INSERT INTO entities(id, name, normalized, type, source, created_at, updated_at, merged_into) "
+            "VALUES ('e2', 'Alice S', 'alice s', 'person', 'user', 0, 0, 'e1')")
+        stores.conn.execute(
+            "INSERT INTO mental_models(id, name, description, created_at, updated_at) "
+            "VALUES ('m1', 'Alice', 'Data engineer at Acme who likes climbing', 0, 5)")
+    stats = embed_pending(stores, embedder, target_types=("entity", "mental_model", "observation"))
+    assert stats.by_type == {"entity": 1, "mental_model": 1, "observation": 0}
+    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    assert search.search(embedder.encode_query("Alice"), 5, target_type="entity")[0][0] == "e1"
+    assert search.search(embedder.encode_query("climbing"), 5, target_type="mental_model")[0][0] == "m1"
+    with pytest.raises(ValueError, match="unknown|cannot embed"):
+        embed_pending(stores, embedder, target_types=("nonsense",))
+
+
+class _FakeEmbedder:
+    """Stands in for a second model: another name and dimension, deterministic vectors."""
+
+    def __init__(self, name: str, dimension: int) -> None:
+        self.model_name, self.dimension = name, dimension
+
+    def encode(self, texts, *, batch_size: int = 64) -> np.ndarray:  # noqa: ANN001
+        rng = np.random.default_rng(len(texts))
+        out = rng.standard_normal((len(texts), self.dimension)).astype(np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+def test_model_change_is_detected_and_rebuild_switches(stores: Stores, embedder) -> None:  # noqa: ANN001
+    _add_facts(stores, FACTS)
+    embed_pending(stores, embedder)
+    other = _FakeEmbedder("BAAI/bge-base-en-v1.5", 768)
+    with pytest.raises(IndexModelMismatch) as caught:
+        check_index_model(stores, other)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert "all-MiniLM-L6-v2" in message and "384" in message
+    assert "BAAI/bge-base-en-v1.5" in message and "768" in message
+    assert "nexus-memory rebuild-index" in message
+    with pytest.raises(IndexModelMismatch):
+        embed_pending(stores, other)  # type: ignore[arg-type]
+    with pytest.raises(IndexModelMismatch):
+        VectorSearch(stores, other.model_name, other.dimension)
+
+    # Switch: the index now serves the 768-d model (empty until embedded), both models coexist.
+    assert rebuild_index(stores, other.model_name, other.dimension) == 0
+    assert embed_pending(stores, other).rows == 4  # type: ignore[arg-type]
+    assert stores.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 8
+    search = VectorSearch(stores, other.model_name, other.dimension)
+    assert len(search.search(other.encode_query("x"), 3)) == 3
+    # And back, rebuilt from the canonical rows without re-embedding.
+    assert rebuild_index(stores, embedder.model_name, embedder.dimension) == 4
+    check_index_model(stores, embedder)
+    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    assert search.search(embedder.encode_query("Alice's employer"), 1)[0][0] == "f1"
+
+
+def test_rebuild_index_builds_ann_above_threshold(stores: Stores, embedder) -> None:  # noqa: ANN001
+    _add_facts(stores, FACTS)
+    embed_pending(stores, embedder)
+    assert rebuild_index(stores, embedder.model_name, embedder.dimension, ann_threshold=3) == 4
+    assert (stores.data_dir / "ann" / "all-MiniLM-L6-v2" / "fact" / "CURRENT").exists()
+    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    assert search.search(embedder.encode_query("Alice's employer"), 1)[0][0] == "f1"
+
+
+def test_missing_model_fails_clearly() -> None:
+    with pytest.raises(RuntimeError, match="not available offline"):
+        get_embedder("nexus-test/definitely-not-a-cached-model")
