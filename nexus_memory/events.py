@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -101,6 +102,8 @@ def parse_timestamp(value: Any) -> int:
     """Unix ms from unix seconds, unix ms, or an ISO 8601 string; raise InvalidRecord otherwise."""
     if isinstance(value, bool) or value is None or value == "":
         raise InvalidRecord(f"missing or invalid timestamp {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidRecord(f"bad timestamp {value!r}")
     if isinstance(value, int | float):
         ms = int(value * 1000) if abs(value) < 100_000_000_000 else int(value)
     elif isinstance(value, str):
@@ -160,13 +163,14 @@ def parse_event(data: dict[str, Any], *, source: str | None = None, max_chars: i
     thread_id = _text(data, "thread_id")
     source_id = _text(data, "id")
     assert platform and sender_id
+    platform = platform.lower()  # ids and rows use the same spelling
     if source_id:
         event_id = f"{platform}:{source_id}"
     else:
         event_id = "h:" + content_hash(platform, sender_id, thread_id, as_of, content)[:32]
     return Event(
         id=event_id,
-        platform=platform.lower(),
+        platform=platform,
         sender_id=sender_id,
         sender_name=_text(data, "sender_name"),
         peer_id=_text(data, "peer_id"),

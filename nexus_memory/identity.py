@@ -151,21 +151,24 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
         entity_id = canonical_id(conn, row[0])
     else:
         kind = handle_type(event.platform, event.sender_id)
-        # A handle already known (say an email someone mentioned) gains its contact row now.
+        delivery_id = stable_id("ent", "delivery", event.platform, normalize(event.sender_id))
+        # A handle already known (say an email someone mentioned, or the same handle in another
+        # case that was since merged) gains its contact row now instead of a second entity.
         existing = [e for e in find_entities(conn, event.sender_id) if e.type == kind]
-        entity_id = (
-            existing[0].id
-            if existing
-            else create_entity(
+        if get_entity(conn, delivery_id) is not None:
+            entity_id = canonical_id(conn, delivery_id)
+        elif existing:
+            entity_id = existing[0].id
+        else:
+            entity_id = create_entity(
                 conn,
                 event.sender_id,
                 kind,
                 source="delivery",
                 seen_at=event.as_of,
                 is_user=event.direction == "outbound",
-                entity_id=stable_id("ent", "delivery", event.platform, normalize(event.sender_id)),
+                entity_id=delivery_id,
             )
-        )
         conn.execute(
             "INSERT INTO contacts (platform, handle, entity_id, first_seen) VALUES (?, ?, ?, ?)",
             (event.platform, event.sender_id, entity_id, event.as_of),

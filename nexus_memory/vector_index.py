@@ -40,6 +40,7 @@ from nexus_memory import db
 ANN_THRESHOLD = 20_000  # rows of one (model, target_type) above which the IVF index is used
 NULL_CODE = -1  # platform/thread code of a NULL value
 NULL_TIME = np.iinfo(np.int64).min  # as_of of a NULL value (never matches a time filter)
+NULL_TIME_SQL = int(NULL_TIME)
 _RESOLVE_SLACK = 16  # extra candidates fetched so rows deleted since indexing can be dropped
 _CHUNK = 65_536  # rows per chunk when reading, assigning and writing (bounds memory)
 
@@ -112,11 +113,16 @@ def create_vec_table(conn: db.Connection, dimension: int) -> None:
 
 
 def insert_vec_rows(conn: db.Connection, rows: Iterator[tuple[Any, ...]] | list[tuple[Any, ...]]) -> None:
-    """Bulk insert (rowid, target_type, embedding blob, platform, as_of, thread_id, target_id)."""
+    """Bulk insert (rowid, target_type, embedding blob, platform, as_of, thread_id, target_id).
+
+    vec0 metadata columns reject NULL, so a missing platform/thread is stored as '' and a missing
+    as_of as NULL_TIME (time filters exclude it explicitly, see `VectorSearch.exact`).
+    """
     conn.executemany(
         "INSERT INTO vec_embeddings(rowid, target_type, embedding, platform, as_of, thread_id, target_id) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        rows,
+        ((r[0], r[1], r[2], "" if r[3] is None else r[3], NULL_TIME_SQL if r[4] is None else r[4],
+          "" if r[5] is None else r[5], r[6]) for r in rows),
     )
 
 
@@ -599,6 +605,9 @@ class VectorSearch:
         sql = ["SELECT target_id, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ?",
                "AND target_type = ?"]
         args: list[Any] = [np.ascontiguousarray(query, dtype=np.float32).tobytes(), int(k), target_type]
+        if flt.time_after is not None or flt.time_before is not None:
+            sql.append("AND as_of != ?")  # rows without as_of never match a time filter
+            args.append(NULL_TIME_SQL)
         for clause, value in (("platform = ?", flt.platform), ("as_of >= ?", flt.time_after),
                               ("as_of <= ?", flt.time_before), ("thread_id = ?", flt.thread_id)):
             if value is not None:

@@ -409,18 +409,27 @@ def _prepare_semantic(ctx: _Context, embedder: Embedder | None) -> None:
     ctx.query_vector = np.asarray(embedder.encode_query(ctx.text[:EMBED_CHARS]), dtype=np.float32)
 
 
+_UNLOADABLE: set[str] = set()  # models that failed to load in this process: don't retry every query
+
+
 def default_embedder(stores: Stores) -> Embedder | None:
-    """The configured model, but only when the store has a vector index (else None, nothing loaded)."""
+    """The model the store's vector index was built with, or None (nothing loaded) when there is none.
+
+    The index's model, not the configured one: query vectors must live in the indexed space. A
+    model that cannot be loaded here disables the semantic strategy (logged once per process).
+    """
     try:
         from nexus_memory.embeddings import get_embedder
         from nexus_memory.vector_index import index_state
     except ImportError:
         return None
-    if index_state(stores.conn) is None:
+    state = index_state(stores.conn)
+    if state is None or state[0] in _UNLOADABLE:
         return None
     try:
-        return get_embedder(stores.settings.embedding_model)
-    except (RuntimeError, OSError) as exc:
+        return get_embedder(state[0])
+    except (RuntimeError, OSError, ValueError) as exc:
+        _UNLOADABLE.add(state[0])
         log.warning("semantic recall disabled: %s", exc)
         return None
 

@@ -178,16 +178,16 @@ INTRO_BEFORE_RE = re.compile(r"(?:^|[.!?,;:\-]\s*|\b(?:hey|hi|hello|and)\s+)$", 
 # Contact info said about oneself or a named person: "my (new) email is X", "Sam's number is X".
 CONTACT_OWNED_RE = re.compile(
     r"\b(?P<owner>[Mm]y|[A-Z][a-z]+['\u2019]s)\s+(?:new\s+|personal\s+|work\s+|other\s+|current\s+|cell\s+|"
-    r"mobile\s+|private\s+)?(?P<kind>e-?mail(?:\s+address)?|phone(?:\s+number)?|number|cell|mobile|"
+    r"mobile\s+|private\s+)?(?P<kind>(?i:e-?mail(?:\s+address)?|phone(?:\s+number)?|number|cell|mobile|"
     r"whatsapp|discord|twitter|x handle|instagram|insta|ig|telegram|signal|snapchat|snap|tiktok|github|"
-    r"reddit|skype|steam|slack|handle|username|user name|gamertag|tag)(?:\s+(?:handle|username|id|tag))?"
-    r"\s*(?:is|'s|:|=|-)\s*(?P<value>[^\s,;!?]+(?:\s\d{3,4}[-.\s]?\d{0,4})?)",
+    r"reddit|skype|steam|slack|handle|username|user name|gamertag|tag)(?:\s+(?:handle|username|id|tag))?)"
+    r"\s*(?:is|'s|:|=|-)\s*(?P<value>\+?\(?\d[\d\s().-]{5,}\d|[^\s,;!?]+)",
 )
 # Contact info offered as a way to reach the sender: "reach me at X", "text me on 555-1234".
 CONTACT_REACH_RE = re.compile(
     r"\b(?:reach|contact|text|call|email|e-mail|message|dm|ping|find|add|hit)\s+me\s+(?:up\s+)?"
     r"(?:at|on|via)\s+(?:(?:discord|twitter|instagram|telegram|signal|whatsapp|steam|skype)\s+(?:at|as)\s+)?"
-    r"(?P<value>[^\s,;!?]+(?:\s\d{3,4}[-.\s]?\d{0,4})?)",
+    r"(?P<value>\+?\(?\d[\d\s().-]{5,}\d|[^\s,;!?]+)",
     re.IGNORECASE,
 )
 # Explicit day-precise dates: "12 March 2024", "March 12th, 2024", "March 12", "2024-03-12".
@@ -353,6 +353,8 @@ they're they've that that's this there there's here my our your his her their th
 everyone everything someone something nobody nothing people
 """)
 
+# Personal pronouns that are always subjects: the word after one is taken as a verb.
+SUBJECT_PRONOUNS = _words("i we you they he she")
 # Auxiliary and very common verbs (in any person) that mark a clause.
 AUX_VERBS = _words("""
 am is are was were be been being has have had do does did will would can could should shall may might
@@ -363,6 +365,13 @@ likes see saw seen say said says try tries tried help helps keep keeps kept give
 finds start starts started come comes came
 """)
 
+# Irregular past tenses (no -ed to spot them by).
+IRREGULAR_PAST = _words("""
+bought brought caught taught thought fought sought ran began swam sang rang drank drove rode wrote spoke broke
+chose froze woke wore tore bore threw grew knew flew drew blew ate fell held told sold sent spent lent built
+left felt kept slept swept meant met led fed fled read heard paid laid said stood understood won lost shot
+hid bit lit sat sprang stuck struck hung dug spun became forgot forgave
+""")
 # Base-form verbs that take an -s when the subject becomes a third-person name ("I love" -> "Ann loves").
 PRESENT_VERBS = _words("""
 love like want need think feel hope know work live plan enjoy prefer hate go take make get have do
@@ -716,9 +725,13 @@ def supply_subject(sentence: str) -> str:
 
 
 def has_verb(clause: str) -> bool:
-    """Cheap clause test: an auxiliary/common verb, a contraction, or an -ed word."""
-    for word in WORD_RE.findall(clause.lower().replace("\u2019", "'")):
-        if word in AUX_VERBS or word.endswith(("'m", "'re", "'ve", "'ll", "'d", "n't")):
+    """Cheap clause test: an auxiliary/common verb, a contraction, an -ed or irregular past word, or any
+    word right after a subject pronoun ("we ride")."""
+    words = WORD_RE.findall(clause.lower().replace("\u2019", "'"))
+    for position, word in enumerate(words):
+        if word in AUX_VERBS or word in IRREGULAR_PAST or word.endswith(("'m", "'re", "'ve", "'ll", "'d", "n't")):
+            return True
+        if position > 0 and words[position - 1] in SUBJECT_PRONOUNS and word not in STOPWORDS:
             return True
         if len(word) > 4 and word.endswith("ed"):
             return True

@@ -1,0 +1,331 @@
+"""The offline extractor: pronouns, splitting, contacts, introductions, causal pairs, kinds, dates, entities."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from nexus_memory.events import Event
+from nexus_memory.writer import bench_extract
+from nexus_memory.writer.offline import (
+    EntityMention,
+    Extraction,
+    annotate_relative_dates,
+    classify_kind,
+    explicit_date,
+    extract,
+    find_contacts,
+    find_entities,
+    find_introductions,
+    split_compound,
+    split_sentences,
+)
+
+# Monday 8 May 2023, 13:56 UTC
+MAY_8 = int(datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp() * 1000)
+LOCOMO = Path("/work/shared/data/locomo/locomo_dev.json")
+
+
+def event(content: str, sender: str = "Caroline", *, peer: str | None = "Melanie", event_id: str = "e1",
+          as_of: int = MAY_8, sender_name: str | None = None, peer_kind: str | None = "dm") -> Event:
+    """A chat event with sensible defaults."""
+    return Event(id=event_id, platform="test", sender_id=sender, content=content, as_of=as_of,
+                 sender_name=sender_name, peer_id=peer, peer_kind=peer_kind)
+
+
+def texts(extraction: Extraction) -> list[str]:
+    return [fact.text for fact in extraction.facts]
+
+
+# --- pronoun resolution -------------------------------------------------------------------------
+
+
+def test_first_person_resolves_to_sender() -> None:
+    result = extract([event("I went to the support group yesterday and it was so powerful.")])
+    assert result.facts[0].text.startswith("Caroline went to the support group yesterday")
+    assert EntityMention("Caroline", "person", "sender") in result.facts[0].entities
+
+
+def test_possessives_contractions_and_agreement() -> None:
+    result = extract([event("My sister lives in Boston. I'm moving there. I love painting.")])
+    assert texts(result) == [
+        "Caroline's sister lives in Boston.",
+        "Caroline is moving there.",
+        "Caroline loves painting.",
+    ]
+
+
+def test_second_person_resolves_to_peer_id_and_previous_speaker() -> None:
+    named = extract([event("You're so brave.", peer="Melanie")])
+    assert named.facts[0].text == "Melanie is so brave."
+    # No peer_id: in a DM "you" is the previous other speaker from context.
+    earlier = event("I started pottery classes last month.", sender="Melanie", peer=None, event_id="e0")
+    reply = event("You have such a creative streak.", sender="Caroline", peer=None, event_id="e1")
+    result = extract([reply], context=[earlier])
+    assert texts(result) == ["Melanie has such a creative streak."]
+
+
+def test_speaker_names_override_sender_id_and_generic_you_is_kept() -> None:
+    result = extract([event("I adopted a puppy, you know.", sender="u123", peer="u456")],
+                     speaker_names={"u123": "Priya", "u456": "Sam"})
+    assert texts(result) == ["Priya adopted a puppy, you know."]
+
+
+def test_statement_without_a_person_is_attributed_to_the_sender() -> None:
+    result = extract([event("The transgender stories were so inspiring!")])
+    assert texts(result) == ["Caroline said the transgender stories were so inspiring."]
+
+
+def test_dropped_subject_is_put_back() -> None:
+    assert texts(extract([event("Went hiking with the dog.")])) == ["Caroline went hiking with the dog."]
+
+
+# --- splitting --------------------------------------------------------------------------------
+
+
+def test_sentence_split_keeps_abbreviations() -> None:
+    assert split_sentences("I met Dr. Smith today. It went well! Next step? Not sure") == [
+        "I met Dr. Smith today.", "It went well!", "Next step?", "Not sure"]
+
+
+def test_compound_split_only_between_clauses() -> None:
+    assert split_compound("I bought a bike, and I ride it to work every day.") == [
+        "I bought a bike.", "I ride it to work every day."]
+    # Right side has no subject: stays one fact.
+    assert split_compound("I bought bread, and milk from the store.") == ["I bought bread, and milk from the store."]
+    assert split_compound("I wanted to go; it rained all day.") == ["I wanted to go.", "It rained all day."]
+
+
+def test_questions_and_filler_sentences_are_dropped() -> None:
+    result = extract([event("Wow, that's so cool! How did it go? I finished my first marathon.")])
+    assert texts(result) == ["Caroline finished Caroline's first marathon."]
+
+
+# --- contacts and introductions ---------------------------------------------------------------
+
+
+def test_contact_statements() -> None:
+    found = find_contacts("My new email is priya.k@example.com, reach me at 555-123-4567. My Discord is coolgamer42. "
+                          "Sam's number is +1 (555) 987-6543.", "e9")
+    values = {(c.value, c.type, c.owner) for c in found}
+    assert values == {
+        ("priya.k@example.com", "email", "sender"),
+        ("555-123-4567", "phone", "sender"),
+        ("coolgamer42", "handle", "sender"),
+        ("+1 (555) 987-6543", "phone", "Sam"),
+    }
+    assert all(c.source_event_id == "e9" for c in found)
+
+
+def test_contact_values_are_entities_of_the_sender() -> None:
+    result = extract([event("My email is priya.k@example.com", sender="u1", sender_name="Priya")])
+    assert result.contacts[0].value == "priya.k@example.com"
+    assert EntityMention("priya.k@example.com", "email", "contact_of_sender") in result.facts[0].entities
+    assert result.facts[0].text == "Priya's email is priya.k@example.com."
+
+
+def test_reach_me_at_home_is_not_a_contact() -> None:
+    assert find_contacts("You can reach me at home after six.", "e1") == []
+
+
+def test_introductions_and_their_negatives() -> None:
+    assert find_introductions("Hey, I'm Marcus!") == ["Marcus"]
+    assert find_introductions("My name is Priya Kumar.") == ["Priya Kumar"]
+    assert find_introductions("Hi, this is Tyler.") == ["Tyler"]
+    for sentence in ("I'm sorry to hear that.", "I'm going to the park.", "I'm Happy today.", "I'm Canadian.",
+                     "I'm so tired.", "I'm Sorry!"):
+        assert find_introductions(sentence) == [], sentence
+
+
+def test_introduction_renames_sender_for_the_rest_of_the_message() -> None:
+    result = extract([event("Hey, I'm Marcus. I work at Acme Corp.", sender="coolgamer42", peer=None)])
+    assert [i.name for i in result.introductions] == ["Marcus"]
+    assert texts(result) == ["coolgamer42's name is Marcus.", "Marcus works at Acme Corp."]
+    assert EntityMention("Acme Corp", "organization", "mentioned") in result.facts[1].entities
+
+
+# --- causal pairs -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sentence", "cause", "effect"), [
+    ("I stayed home because it was raining.", "Caroline said it was raining.", "Caroline stayed home."),
+    ("Because I lost my job, I moved back home.", "Caroline lost Caroline's job.", "Caroline moved back home."),
+    ("I saved every month so that I could travel.", "Caroline saved every month.", "Caroline could travel."),
+    ("The road was closed, therefore we took the train.", "Caroline said the road was closed.",
+     "Caroline said we took the train."),
+])
+def test_causal_pairs(sentence: str, cause: str, effect: str) -> None:
+    result = extract([event(sentence)])
+    assert len(result.causal) == 1
+    pair = result.causal[0]
+    assert result.facts[pair.cause].text == cause
+    assert result.facts[pair.effect].text == effect
+    assert 0.5 <= pair.strength <= 0.9
+
+
+def test_no_causal_pair_without_two_clauses() -> None:
+    result = extract([event("I stayed home because of the rain.")])
+    assert result.causal == []
+    assert texts(result) == ["Caroline stayed home because of the rain."]
+
+
+def test_sentence_initial_link_to_previous_sentence() -> None:
+    result = extract([event("The venue flooded. As a result, we moved the party to Sunday.")])
+    assert len(result.facts) == 2
+    assert [(p.cause, p.effect) for p in result.causal] == [(0, 1)]
+
+
+# --- derived kinds ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sentence", "kind"), [
+    ("We decided to use PostgreSQL.", "decision"),
+    ("Let's go with the blue design.", "decision"),
+    ("I'll send the report by Friday.", "action_item"),
+    ("I need to renew my passport.", "action_item"),
+    ("Let's meet at 3pm tomorrow.", "commitment"),
+    ("I promise to call mom this weekend.", "commitment"),
+    ("I prefer dark mode.", "preference_stated"),
+    ("My favorite food is ramen.", "preference_stated"),
+    ("Actually, the meeting is on Tuesday.", "correction"),
+    ("It's not Sarah, it's Susan who got the job.", "correction"),
+    ("I went to the beach.", "fact"),
+])
+def test_derived_kinds(sentence: str, kind: str) -> None:
+    assert classify_kind(sentence) == kind
+    assert extract([event(sentence)]).facts[0].kind == kind
+
+
+# --- ephemeral chatter ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("content", ["ok", "lol", "brb", "thanks!", "Hey Mel!", "\U0001f602\U0001f602", "Haha yes!",
+                                     "Good morning!", "Talk soon!"])
+def test_ephemeral_events_are_skipped(content: str) -> None:
+    result = extract([event(content)])
+    assert result.facts == []
+    assert result.skipped_events == ["e1"]
+
+
+def test_photo_caption_becomes_a_fact() -> None:
+    result = extract([event("Look at this! [shares a photo: a photo of a dog walking past a mural]")])
+    assert texts(result) == ["Caroline shared a photo of a dog walking past a mural."]
+
+
+# --- dates ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("phrase", "label"), [
+    ("I went yesterday", "(on 7 May 2023)"),
+    ("I leave tomorrow", "(on 9 May 2023)"),
+    ("I met her last Friday", "(on 5 May 2023)"),
+    ("I moved last week", "(the week before 8 May 2023)"),
+    ("I start next month", "(in June 2023)"),
+    ("I visited two days ago", "(on 6 May 2023)"),
+    ("I graduated last year", "(in 2022)"),
+    ("We went camping last weekend", "(the weekend of 6 May 2023)"),
+])
+def test_relative_dates_are_annotated(phrase: str, label: str) -> None:
+    text, mentions = annotate_relative_dates(phrase, MAY_8)
+    assert text.endswith(label), text
+    assert mentions
+
+
+def test_explicit_date_sets_as_of() -> None:
+    result = extract([event("My exam is on 12 March 2024.")])
+    fact = result.facts[0]
+    assert fact.as_of == int(datetime(2024, 3, 12, tzinfo=UTC).timestamp() * 1000)
+    assert EntityMention("12 March 2024", "date") in fact.entities
+    as_of, mentions = explicit_date("The launch is March 3rd.", MAY_8)
+    assert mentions == ["3 March 2023"]
+    assert explicit_date("No date here.", MAY_8) == (MAY_8, [])
+
+
+def test_relative_date_keeps_event_time_and_adds_date_entity() -> None:
+    fact = extract([event("I went to the support group yesterday.")]).facts[0]
+    assert fact.text == "Caroline went to the support group yesterday (on 7 May 2023)."
+    assert fact.as_of == MAY_8
+    assert EntityMention("7 May 2023", "date") in fact.entities
+
+
+# --- entities ---------------------------------------------------------------------------------
+
+
+def test_entity_regexes() -> None:
+    found = find_entities("Write to priya.k@example.com or call 555-123-4567, see https://example.com/a?b=1. "
+                          "Ping @coolgamer42 on Discord.")
+    kinds = {(m.name, m.type) for m in found}
+    assert ("priya.k@example.com", "email") in kinds
+    assert ("555-123-4567", "phone") in kinds
+    assert ("https://example.com/a?b=1", "url") in kinds
+    assert ("@coolgamer42", "handle") in kinds
+    assert not any(m.type == "phone" and m.name.startswith("2023") for m in find_entities("On 2023-05-08 we met."))
+
+
+def test_name_heuristic_types() -> None:
+    fact = extract([event("I met my friend Jess at Stanford University and we flew to Paris.")]).facts[0]
+    types = {m.name: m.type for m in fact.entities}
+    assert types["Jess"] == "person"
+    assert types["Stanford University"] == "organization"
+    assert types["Paris"] == "location"
+    assert "I" not in types and "May" not in types
+
+
+# --- determinism ------------------------------------------------------------------------------
+
+
+def test_same_input_same_output() -> None:
+    events = [
+        event("Hey Mel! I went to a LGBTQ support group yesterday and it was so powerful.", event_id="a"),
+        event("Wow! I painted a lake sunrise last year because it means a lot to me.", sender="Melanie",
+              peer="Caroline", event_id="b"),
+        event("My email is c@example.com. I'll send the photos tomorrow.", event_id="c"),
+    ]
+    first, second = extract(events), extract(list(events))
+    assert first == second
+    assert repr(first) == repr(second)
+
+
+# --- bench ------------------------------------------------------------------------------------
+
+
+def test_bench_dia_id_normalisation() -> None:
+    assert bench_extract.normalise_dia_ids("D8:6; D9:17") == ["D8:6", "D9:17"]
+    assert bench_extract.normalise_dia_ids("D:3:5") == ["D3:5"]
+    assert bench_extract.normalise_dia_ids(["D1:2", "D1:3"]) == ["D1:2", "D1:3"]
+
+
+def test_bench_on_a_tiny_locomo_file(tmp_path: Path) -> None:
+    sample = {
+        "sample_id": "conv-x",
+        "conversation": {
+            "speaker_a": "Ann", "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "Hey Bo!"},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": "I adopted a cat named Tilly last week."},
+                {"speaker": "Ann", "dia_id": "D1:3", "text": "So cute!", "blip_caption": "a photo of a cat"},
+            ],
+        },
+        "observation": {"session_1_observation": {
+            "Bo": [["Bo adopted a cat named Tilly.", "D1:2"]],
+            "Ann": [["Ann shared a photo of a cat.", "D:1:3"]],
+        }},
+    }
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([sample]))
+    report = bench_extract.run(path)
+    assert report["turns"] == 3
+    assert report["observation_coverage"] == 1.0
+    assert report["observation_overlap"] > 0.6
+    assert report["skipped"] == 1
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo dev data not available")
+def test_bench_on_locomo_dev_reaches_coverage_target() -> None:
+    report = bench_extract.run(LOCOMO)
+    assert report["observation_coverage"] > 0.9
+    assert report["observation_overlap"] > 0.5
