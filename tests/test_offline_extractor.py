@@ -239,7 +239,7 @@ def test_explicit_date_sets_as_of() -> None:
     fact = result.facts[0]
     assert fact.as_of == int(datetime(2024, 3, 12, tzinfo=UTC).timestamp() * 1000)
     assert EntityMention("12 March 2024", "date") in fact.entities
-    as_of, mentions = explicit_date("The launch is March 3rd.", MAY_8)
+    _, mentions = explicit_date("The launch is March 3rd.", MAY_8)
     assert mentions == ["3 March 2023"]
     assert explicit_date("No date here.", MAY_8) == (MAY_8, [])
 

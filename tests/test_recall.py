@@ -298,8 +298,12 @@ def test_entity_filter_follows_merges(stores: Stores, embedded: dict[str, str], 
     loser = add_entity(stores, "Sally")
     add_fact(stores, "Sally bought a red bicycle", entities=[loser])
     identity.merge_entities(stores.conn, embedded["sarah"], loser)
-    response = recall(stores, "bicycle", entity="Sally", scope=["facts"])
-    assert [r.text for r in response.results] == ["Sally bought a red bicycle"]
+    embed_all(stores, fake)
+    response = recall(stores, "bicycle", entity="Sally", scope=["facts"], embedder=fake)
+    # Sally is Sarah now: the filter covers all of Sarah's facts; the keyword hit leads.
+    assert response.results[0].text == "Sally bought a red bicycle"
+    assert set(ids(response)[1:]) == {embedded["hike"], embedded["knee"]}
+    assert all(e["id"] == embedded["sarah"] for r in response.results for e in r.entities)
 
 
 def test_filters_apply_before_top_k(stores: Stores, fake: FakeEmbedder) -> None:

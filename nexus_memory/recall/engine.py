@@ -439,7 +439,8 @@ def semantic_search(ctx: _Context) -> Ranked:
     assert ctx.vector_search is not None and ctx.query_vector is not None
     found: Ranked = []
     for target_type in ctx.types:
-        found += _semantic_for_type(ctx, target_type)
+        # Cosine <= 0 means unrelated; such "nearest" rows would only add noise to the fusion.
+        found += [hit for hit in _semantic_for_type(ctx, target_type) if hit[1] > 0.0]
     found.sort(key=lambda item: -item[1])
     return found[: ctx.limit]
 
@@ -585,6 +586,7 @@ def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_
         ).fetchall()
         for entity_id, normalized in rows:
             ids.append((-grams[normalized][0], grams[normalized][1], entity_id))
+    ids += _first_name_matches(conn, text)
     out: list[str] = []
     for _, _, entity_id in sorted(ids):
         canonical = identity.canonical_id(conn, entity_id)
@@ -594,6 +596,29 @@ def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_
 
 
 _TRIM = ".,;:!?\"'()[]{}<>«»“”‘’"
+FIRST_NAME_MATCHES = 3  # "Sarah" may be "Sarah Connor": the most mentioned few such entities
+
+
+def _first_name_matches(conn: db.Connection, text: str) -> list[tuple[int, int, str]]:
+    """Entities whose name starts with a capitalised query word ("Sarah" -> "sarah connor").
+
+    An index range scan on entities.normalized per word; ranked after every exact match.
+    """
+    found: list[tuple[int, int, str]] = []
+    words = [w.strip(_TRIM) for w in text.split()][:MAX_NGRAM_TOKENS]
+    seen: set[str] = set()
+    for position, word in enumerate(words):
+        key = identity.normalize(word)
+        if not word[:1].isupper() or len(key) < 2 or key in keyword.STOPWORDS or key in seen:
+            continue
+        seen.add(key)
+        rows = conn.execute(
+            """SELECT id FROM entities WHERE normalized >= ? AND normalized < ? AND merged_into IS NULL
+               ORDER BY mention_count DESC, id LIMIT ?""",
+            (key + " ", key + "!", FIRST_NAME_MATCHES),  # '!' sorts right after ' ': all "key ..." names
+        ).fetchall()
+        found += [(0, position, r[0]) for r in rows]
+    return found
 
 
 def _ngrams(text: str) -> dict[str, tuple[int, int]]:

@@ -124,7 +124,7 @@ WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
 # A capitalised token sequence for names: "Caroline", "New York", "University of Michigan".
 CAPSEQ_RE = re.compile(
     r"(?<![\w@.'\u2019-])(?:[A-Z][a-zA-Z0-9&.-]*[a-zA-Z0-9]|[A-Z])"
-    r"(?:\s+(?:(?:of|for|de|van|von|da|du|la|le)\s+)?(?:[A-Z][a-zA-Z0-9&.-]*[a-zA-Z0-9]|[A-Z]))*"
+    r"(?:\s+(?:(?:of the|of|de|van|von|da|du|la|le)\s+)?(?:[A-Z][a-zA-Z0-9&.-]*[a-zA-Z0-9]|[A-Z]))*"
 )
 # Leading interjections that carry no content ("Wow, ", "Oh yeah! ", "Haha ").
 INTERJECTION_RE = re.compile(
@@ -156,7 +156,7 @@ GREETING_RE = re.compile(r"^(?:hey|hi|hiya|hello|yo|dear|morning|good (?:morning
 PLEASANTRY_RE = re.compile(
     r"^(?:have an? (?:great|good|nice|wonderful|fun|lovely) (?:day|night|weekend|time|one|trip)|"
     r"talk (?:to you )?(?:soon|later)|see you(?: soon| later| around| then)?|good (?:luck|night|morning)|"
-    r"take care|bye|catch you later|you too|same here|me too|no problem|no worries|my pleasure|"
+    r"take care|bye|catch you later|you too|same here|me too|no prob(?:lem)?|no worries|my pleasure|"
     r"you're welcome|long time no see|nice to (?:meet|see|hear from) you|good to (?:see|hear from) you|"
     r"(?:it's |it is |it was )?(?:so |really )?(?:great|good|nice|lovely|fun) (?:to|talking|chatting) "
     r"(?:chat|talk|see|hear|catch up|reconnect)?(?: with you| from you)?(?: again)?|"
@@ -250,7 +250,8 @@ CAUSAL_LINK_PREV = re.compile(r"^(?:as\s+a\s+result|therefore|because\s+of\s+(?:
 # Derived kinds by cue, tried in this order (the first that matches wins).
 KIND_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("correction", re.compile(r"^(?:actually|correction|to clarify|i meant|sorry,? i meant|let me correct)\b"
-                              r"[,:]?|\bnot\s+[^,.]{1,40},\s*(?:it['\u2019]s|it is|it was|but)\s+|"
+                              r"[,:]?|\bnot\s+(?!just\b|only\b|simply\b|merely\b|that\b)[^,.]{1,40},\s*"
+                              r"(?:it['\u2019]s|it is|it was)\s+|"
                               r"\bi\s+(?:was\s+)?(?:wrong|mistaken)\b", re.IGNORECASE)),
     ("decision", re.compile(r"\b(?:we|i)\s+(?:have\s+|'ve\s+|\u2019ve\s+|finally\s+|just\s+)?decided\b|"
                             r"\bdecided\s+to\b|\blet['\u2019]?s\s+go\s+with\b|"
@@ -262,7 +263,7 @@ KIND_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                               r"\bi\s+(?:swear|guarantee)\b|\bcount\s+on\s+me\b|\bi\s+give\s+you\s+my\s+word\b",
                               re.IGNORECASE)),
     ("action_item", re.compile(r"\bi['\u2019]ll\s+(?!be\s+(?:happy|glad|there)\b)\w+|\bi\s+will\s+\w+|"
-                               r"\bto-?do\b|\bi\s+(?:need|have|got)\s+to\b|\bi\s+must\b|\bremind\s+me\s+to\b|"
+                               r"\bto-?do\b|\bi\s+(?:need|have|got)\s+to\b|\bi\s+must\b|^(?:please\s+)?remind\s+me\s+to\b|"
                                r"\bi['\u2019]m\s+going\s+to\s+\w+|\bi\s+plan\s+to\b|\bi['\u2019]m\s+planning\s+to\b",
                                re.IGNORECASE)),
     ("preference_stated", re.compile(r"\bi\s+(?:really\s+|absolutely\s+|just\s+|totally\s+|also\s+)?"
@@ -330,7 +331,7 @@ Those It Its He She We They You Your My Our Their His Her Me Him Us Them Mom Mum
 Grandma Grandpa Sis Bro Lol Haha Omg Btw Sorry Please Congrats Congratulations Cheers Mr Mrs Ms Dr
 Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July
 August September October November December Christmas Easter Halloween Thanksgiving Today Tomorrow
-Yesterday Tonight God
+Yesterday Tonight God Mon Tue Tues Wed Thu Thurs Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec
 """)
 
 # Words that cannot follow "I'm" as a name ("I'm Happy", "I'm Sorry", "I'm Going") and nationalities.
@@ -346,6 +347,12 @@ gay straight trans bi vegan vegetarian single married divorced the a an it that 
 their all both afraid sure well sick late early first last glad thrilled stoked blessed honored
 """)
 
+# Nationality, language and faith words: capitalised, but neither people nor places.
+NATIONALITIES = _words("""
+American Canadian British English French German Italian Spanish Mexican Chinese Japanese Korean Indian Irish
+Scottish Australian Russian Brazilian Jewish Christian Muslim Catholic Buddhist Hindu Dutch Swedish Greek
+Portuguese Polish Turkish Arabic Latin African European Asian Latino Latina Hispanic Thai Vietnamese
+""")
 # Subject-like words that may start a clause (for compound splits).
 SUBJECT_WORDS = _words("""
 i i'm i've i'll i'd we we're we've we'll we'd you you're you've you'll he he's she she's it it's they
@@ -353,6 +360,10 @@ they're they've that that's this there there's here my our your his her their th
 everyone everything someone something nobody nothing people
 """)
 
+# Words that open a question ("What ...", "Did you ...", "Can I ..."): such a sentence states nothing.
+QUESTION_OPENERS = _words("what how why where when who whom whose which do does did is are was were can could "
+                          "would will should shall have has had any anything anyone am isn't aren't don't "
+                          "didn't doesn't won't")
 # Personal pronouns that are always subjects: the word after one is taken as a verb.
 SUBJECT_PRONOUNS = _words("i we you they he she")
 # Auxiliary and very common verbs (in any person) that mark a clause.
@@ -370,14 +381,15 @@ IRREGULAR_PAST = _words("""
 bought brought caught taught thought fought sought ran began swam sang rang drank drove rode wrote spoke broke
 chose froze woke wore tore bore threw grew knew flew drew blew ate fell held told sold sent spent lent built
 left felt kept slept swept meant met led fed fled read heard paid laid said stood understood won lost shot
-hid bit lit sat sprang stuck struck hung dug spun became forgot forgave
+hid bit lit sat sprang stuck struck hung dug spun became forgot forgave went got did made took saw came gave
+found had was were began sank shook stole rose drew beat bent bled dealt dreamt fit lay slid spat split wept
 """)
 # Base-form verbs that take an -s when the subject becomes a third-person name ("I love" -> "Ann loves").
 PRESENT_VERBS = _words("""
 love like want need think feel hope know work live plan enjoy prefer hate go take make get have do
 try say see believe wish miss remember find keep play teach study run write read paint cook bake sing
 dance practice travel visit spend use own agree mean look seem guess appreciate understand care
-volunteer help start love adore dislike struggle deal focus usually always often never also still just
+volunteer help start love adore dislike struggle deal focus promise swear bet recommend suggest
 really definitely totally believe admire support collect create draw hike swim ride drive watch listen
 """)
 # Sentence-initial verbs that mean the speaker dropped the subject ("Went hiking", "Love that idea").
@@ -389,6 +401,9 @@ love loved hope wish need want appreciate think guess miss plan can't cannot cou
 # Sentence-initial adjectives of a dropped "I'm" ("Excited to start", "So glad you came").
 SUBJECT_DROP_ADJECTIVES = _words("excited thrilled glad happy proud stoked sorry grateful thankful lucky "
                                  "blessed nervous worried curious busy tired")
+# Words after I/you that must not take an -s: present-and-past forms and colloquial auxiliaries.
+NO_AGREEMENT = _words("read put set let hit cut quit hurt cost spread shut kinda sorta gonna wanna gotta "
+                      "guess'd ought used mean't")
 # Adverbs that may sit between the subject and its verb ("I really love").
 ADVERBS = _words("really also just still always usually often never definitely totally actually "
                  "sometimes truly absolutely even already")
@@ -430,7 +445,7 @@ LOCATION_PREPOSITIONS = frozenset({"in", "from", "near", "to", "visited", "visit
 PERSON_CUES = _words("""
 friend friends sister brother mom dad mother father son daughter wife husband partner boyfriend
 girlfriend cousin aunt uncle niece nephew grandma grandpa colleague coworker boss neighbor neighbour
-named called met told asked with and mentor coach teacher buddy pal roommate
+named called met told asked mentor coach teacher buddy pal roommate
 """)
 
 # Messages that are ephemeral chatter as a whole (after lower-casing and stripping punctuation).
@@ -528,7 +543,11 @@ class _NameBook:
 
     def is_known(self, word: str) -> bool:
         """True for a known person name or the first token of one."""
-        return word in self.known or word in self.first_tokens
+        if word in self.known or word in self.first_tokens:
+            return True
+        # A nickname that starts a known first name ("Mel" for "Melanie").
+        return len(word) >= 3 and word[:1].isupper() and any(
+            first.startswith(word) and first != word for first in self.first_tokens)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -670,6 +689,8 @@ def clean_sentence(sentence: str, names: _NameBook | None = None) -> str:
     """Drop emoji, leading interjections and vocatives ('Wow, Caroline, ...'); '' for a question."""
     text = EMOJI_RE.sub("", sentence).strip()
     text = re.sub(r"\s+", " ", text)
+    if text.endswith("?"):
+        text = strip_question_tag(text)
     if text.endswith("?") or not text:
         return ""
     for _ in range(3):  # "Oh wow, Caroline, I ..." needs a few rounds
@@ -677,9 +698,10 @@ def clean_sentence(sentence: str, names: _NameBook | None = None) -> str:
         text = INTERJECTION_RE.sub("", text).strip()
         text = GREETING_RE.sub("", text, count=1).strip()
         text = DISCOURSE_RE.sub("", text, count=1).strip()
-        vocative = re.match(r"^([A-Z][a-z]+)\s*[,!]+\s*", text)
-        if vocative and names and names.is_known(vocative.group(1)):
-            text = text[vocative.end():]
+        vocative = re.match(r"^(?:([A-Za-z]+)\s+)?([A-Z][a-z]+)\s*[,!]+\s*", text)
+        if (vocative and names and names.is_known(vocative.group(2))
+                and (vocative.group(1) is None or vocative.group(1).lower() in FILLER_WORDS)):
+            text = text[vocative.end():]  # "Caroline, ..." / "Yeah Jon, ..."
         if text == before:
             break
     text = re.sub(r",\s*[A-Z][a-z]+\s*([.!\u2026]*)$",
@@ -693,6 +715,21 @@ def clean_sentence(sentence: str, names: _NameBook | None = None) -> str:
     return _capitalise(text)
 
 
+def strip_question_tag(sentence: str) -> str:
+    """'Hard work pays off, right?' -> 'Hard work pays off.'; a real question is returned unchanged.
+
+    A statement followed by a tag ("right?", "huh?", "how does that sound?") still states something;
+    the part before the last comma is kept when it reads as a clause and not as a question.
+    """
+    head, comma, _tag = sentence.rpartition(",")
+    if not comma:
+        return sentence
+    words = WORD_RE.findall(head.lower())
+    if not words or words[0] in QUESTION_OPENERS or not _is_clause(head.strip()):
+        return sentence
+    return head.strip() + "."
+
+
 def is_informative(sentence: str, names: _NameBook | None = None) -> bool:
     """False for filler sentences ('That's so cool.', 'Long time no see.') and pleasantries."""
     if PLEASANTRY_RE.match(sentence):
@@ -700,8 +737,9 @@ def is_informative(sentence: str, names: _NameBook | None = None) -> bool:
     words = [w.lower() for w in WORD_RE.findall(sentence)]
     if len(words) < 2:
         return False  # "Mel." / "Congrats." say nothing on their own
-    if len(words) <= REACTION_MAX_WORDS and REACTION_RE.match(sentence):
-        return False
+    if (len(words) <= REACTION_MAX_WORDS and REACTION_RE.match(sentence)
+            and not re.search(r"\d|(?<!^)\b[A-Z]", sentence)):
+        return False  # "That sounds rough." (but not "That picture is from MinaLima.")
     content = [w for w in words if w not in STOPWORDS and w not in FILLER_WORDS and len(w) > 1
                and not (names and names.is_known(w.capitalize()))]
     return bool(content)
@@ -720,6 +758,9 @@ def supply_subject(sentence: str) -> str:
     if first in SUBJECT_DROP_VERBS and not (first == "just" and second in STOPWORDS):
         return f"I {sentence[:1].lower()}{sentence[1:]}"
     if first in SUBJECT_DROP_ADJECTIVES or (first in ("so", "really", "very") and second in SUBJECT_DROP_ADJECTIVES):
+        return f"I'm {sentence[:1].lower()}{sentence[1:]}"
+    if first.endswith("ing") and len(first) > 5 and not has_verb(sentence[len(first):]):
+        # "Planning a trip there." has no other verb, so "planning" is not a gerund subject.
         return f"I'm {sentence[:1].lower()}{sentence[1:]}"
     return sentence
 
@@ -956,10 +997,15 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
 
 
 def _agree(verb: str) -> str:
-    """Third-person singular form of a present-tense verb that followed I/you."""
+    """Third-person singular form of the present-tense verb that followed I/you.
+
+    The word after a subject pronoun is taken as its verb unless it is a function word, an adverb,
+    a past form (-ed, irregular) or a form that is present and past at once ("read", "put").
+    """
     if verb in THIRD_PERSON:
         return THIRD_PERSON[verb]
-    if verb not in PRESENT_VERBS or verb in ADVERBS:
+    if (verb in STOPWORDS or verb in ADVERBS or verb in IRREGULAR_PAST or verb in NO_AGREEMENT
+            or verb.endswith(("ed", "ly", "n't")) or len(verb) < 2):
         return verb
     if verb.endswith(("s", "sh", "ch", "x", "o")):
         return verb + "es"
@@ -1165,7 +1211,7 @@ def _capitalised_sequences(text: str, names: _NameBook | None,
         sentence_start = start == 0 or bool(re.search(r"(?:^|[.!?:\"(]\s*)$", text[:start]))
         # Drop leading tokens that are not names (sentence-initial words, pronouns, months ...).
         while tokens and (tokens[0] in NOT_NAMES or tokens[0].lower() in STOPWORDS or
-                          (sentence_start and not (names and names.is_known(tokens[0]))
+                          (sentence_start and len(tokens) == 1 and not (names and names.is_known(tokens[0]))
                            and tokens[0] not in PLACES)):
             start = text.find(tokens[1], start + len(tokens[0])) if len(tokens) > 1 else start
             tokens = tokens[1:]
@@ -1187,18 +1233,18 @@ def _classify_name(name: str, before: str, names: _NameBook | None) -> str:
         return "organization"
     if name in PLACES or any(t in LOCATION_WORDS for t in tokens[1:]) or tokens[0] in ("Lake", "Mount", "Mt"):
         return "location"
+    if tokens[0] in NATIONALITIES:
+        return "concept"
     if names and (name in names.known or names.is_known(tokens[0])):
         return "person"
     previous = WORD_RE.findall(before.lower()[-30:])
     prev = previous[-1] if previous else ""
-    if prev in PERSON_CUES:
+    if prev in PERSON_CUES and len(tokens) <= 3:
         return "person"
-    if len(tokens) == 1:
-        if prev in LOCATION_PREPOSITIONS:
-            return "location"
-        if tokens[0].isupper() and len(tokens[0]) > 1:
-            return "concept"  # acronyms: LGBTQ, NASA
-        return "person"
+    if len(tokens) == 1 and prev in LOCATION_PREPOSITIONS and not tokens[0].isupper():
+        return "location"
+    # Anything else (brands, titles, acronyms, unknown single names) stays a concept: a wrong
+    # 'person' would invite false merges with real people.
     return "concept"
 
 

@@ -1,0 +1,151 @@
+"""VectorSearch: exact (sqlite-vec) and IVF paths agree, filters precede the top-k cut, upkeep.
+
+Uses clustered synthetic vectors (no model load) so the tests take seconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nexus_memory.embeddings import IndexModelMismatch, rebuild_index
+from nexus_memory.stores import Stores
+from nexus_memory.vector_index import VectorSearch, current_generation
+
+MODEL, DIM = "test-model", 384
+PLATFORMS = ["gmail", "imessage", "discord"]
+
+
+def _clustered(rng: np.random.Generator, n: int, clusters: int = 40) -> np.ndarray:
+    centers = rng.standard_normal((clusters, DIM)).astype(np.float32)
+    vectors = centers[rng.integers(clusters, size=n)] + 0.35 * rng.standard_normal((n, DIM)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _add(stores: Stores, search: VectorSearch, vectors: np.ndarray, start: int = 0,
+         platform: str | None = None) -> list[str]:
+    """Insert facts (the IVF index reads metadata from them) and their vectors through `add`."""
+    ids = [f"f{start + i:05d}" for i in range(len(vectors))]
+    rows = []
+    for i, fid in enumerate(ids):
+        p = platform or PLATFORMS[(start + i) % 3]
+        rows.append((fid, vectors[i], p, 1_000 * (start + i), f"t{(start + i) % 7}"))
+    with stores.transaction():
+        stores.conn.executemany(
+            "INSERT INTO facts(id, text, as_of, ingested_at, created_at, platform, thread_id) "
+            "VALUES (?, 'x', ?, ?, 0, ?, ?)",
+            [(r[0], r[3], r[3], r[2], r[4]) for r in rows],
+        )
+    for s in range(0, len(rows), 500):
+        search.add("fact", rows[s:s + 500])
+    return ids
+
+
+@pytest.fixture
+def filled(stores: Stores) -> tuple[Stores, np.ndarray]:
+    rebuild_index(stores, MODEL, DIM)
+    vectors = _clustered(np.random.default_rng(0), 3_000)
+    _add(stores, VectorSearch(stores, MODEL, DIM), vectors)
+    return stores, vectors
+
+
+def _ann(stores: Stores, **kw: object) -> VectorSearch:
+    search = VectorSearch(stores, MODEL, DIM, ann_threshold=1_000, **kw)  # type: ignore[arg-type]
+    search.maintain("fact")
+    return search
+
+
+def test_exact_and_ann_agree(filled: tuple[Stores, np.ndarray]) -> None:
+    stores, vectors = filled
+    exact = VectorSearch(stores, MODEL, DIM)  # 3000 rows < default threshold: sqlite-vec
+    assert current_generation(stores.data_dir / "ann" / MODEL / "fact") is None
+    ann = _ann(stores)
+    assert current_generation(stores.data_dir / "ann" / MODEL / "fact") is not None
+    queries = _clustered(np.random.default_rng(1), 30)
+    recalls = []
+    for q in queries:
+        truth = exact.search(q, 10)
+        found = ann.search(q, 10)
+        assert len(truth) == len(found) == 10
+        assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+        # Scores are exact cosines in both paths.
+        truth_scores = dict(truth)
+        for fid, score in found:
+            assert score == pytest.approx(float(vectors[int(fid[1:])] @ q), abs=1e-5)
+            if fid in truth_scores:
+                assert score == pytest.approx(truth_scores[fid], abs=1e-5)
+        recalls.append(len({f for f, _ in truth} & {f for f, _ in found}) / 10)
+    assert np.mean(recalls) >= 0.95
+    # Probing every list is exhaustive: identical answers.
+    full = VectorSearch(stores, MODEL, DIM, ann_threshold=1_000, nprobe=10_000)
+    for q in queries[:5]:
+        assert [f for f, _ in full.search(q, 10)] == [f for f, _ in exact.search(q, 10)]
+
+
+@pytest.mark.parametrize("use_ann", [False, True])
+def test_filters_apply_before_top_k(filled: tuple[Stores, np.ndarray], use_ann: bool) -> None:
+    stores, vectors = filled
+    search = _ann(stores) if use_ann else VectorSearch(stores, MODEL, DIM)
+    q = vectors[0]
+    # The only 'rare' row is the globally worst match: it must still come back.
+    _add(stores, VectorSearch(stores, MODEL, DIM), -q[None, :], start=5_000, platform="rare")
+    assert search.search(q, 3000 + 1)[-1][0] == "f05000"
+    assert search.search(q, 5, platform="rare") == [("f05000", pytest.approx(-1.0, abs=1e-5))]
+    assert search.search(q, 5, platform="nowhere") == []
+    # Each filter agrees with a brute-force answer over the matching rows.
+    meta = [(f"f{i:05d}", PLATFORMS[i % 3], 1_000 * i, f"t{i % 7}") for i in range(3_000)]
+    cases = [
+        ({"platform": "imessage"}, lambda m: m[1] == "imessage"),
+        ({"thread_id": "t3"}, lambda m: m[3] == "t3"),
+        ({"time_after": 500_000, "time_before": 800_000}, lambda m: 500_000 <= m[2] <= 800_000),
+        ({"platform": "gmail", "time_before": 1_200_000}, lambda m: m[1] == "gmail" and m[2] <= 1_200_000),
+    ]
+    for kwargs, keep in cases:
+        allowed = [i for i, m in enumerate(meta) if keep(m)]
+        scores = vectors[allowed] @ q
+        truth = [meta[allowed[j]][0] for j in np.argsort(-scores)[:10]]
+        found = [f for f, _ in search.search(q, 10, **kwargs)]
+        assert len(set(found) & set(truth)) >= 9, kwargs
+        assert all(keep(meta[int(f[1:])]) for f in found), kwargs
+
+
+def test_incremental_add_compaction_and_deletes(filled: tuple[Stores, np.ndarray]) -> None:
+    stores, vectors = filled
+    ann = _ann(stores)
+    root = stores.data_dir / "ann" / MODEL / "fact"
+    first = current_generation(root)
+    target = _clustered(np.random.default_rng(7), 1)[0]
+    new_ids = _add(stores, VectorSearch(stores, MODEL, DIM), np.stack([target] * 3), start=10_000)
+    # New rows are searchable at once (read into the delta by rowid), by any VectorSearch.
+    assert {f for f, _ in ann.search(target, 3)} == set(new_ids)
+    assert {f for f, _ in _ann(stores).search(target, 3, platform=PLATFORMS[10_000 % 3])} >= {new_ids[0]}
+    # Folding the delta into the lists keeps them, under a new generation.
+    assert ann.maintain("fact", compact_min=1, compact_fraction=0.0) == "compacted"
+    assert current_generation(root) != first
+    assert {f for f, _ in ann.search(target, 3)} == set(new_ids)
+    assert ann.maintain("fact", compact_min=1, compact_fraction=0.0) == "none"
+    # A row deleted from the canonical table drops out of answers.
+    with stores.transaction():
+        stores.conn.execute("DELETE FROM embeddings WHERE target_id = ?", (new_ids[0],))
+    assert new_ids[0] not in {f for f, _ in ann.search(target, 3)}
+    # Growing past 4x the trained size retrains.
+    _add(stores, VectorSearch(stores, MODEL, DIM), _clustered(np.random.default_rng(3), 9_500), start=20_000)
+    assert ann.maintain("fact") == "rebuilt"
+    assert len(ann.search(target, 20)) == 20
+
+
+def test_vectors_and_add_idempotent(filled: tuple[Stores, np.ndarray]) -> None:
+    stores, vectors = filled
+    search = VectorSearch(stores, MODEL, DIM)
+    got = search.vectors("fact", ["f00001", "f00002", "missing"])
+    assert set(got) == {"f00001", "f00002"}
+    np.testing.assert_array_equal(got["f00002"], vectors[2])
+    search.add("fact", [("f00001", vectors[9], "gmail", 0, None)])  # already embedded: ignored
+    np.testing.assert_array_equal(search.vectors("fact", ["f00001"])["f00001"], vectors[1])
+    assert stores.conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()[0] == 3_000
+
+
+def test_other_model_is_refused(filled: tuple[Stores, np.ndarray]) -> None:
+    stores, _ = filled
+    with pytest.raises(IndexModelMismatch, match="rebuild-index"):
+        VectorSearch(stores, "other-model", DIM)
