@@ -281,8 +281,8 @@ def _time_recall(stores: Stores, texts: list[str]) -> dict[str, Any] | str:
         try:
             for text in texts[:3]:
                 recall_fn(stores, text, budget=budget)  # warm-up
-            out[budget] = _ms([_timed(lambda t=t: recall_fn(stores, t, budget=budget))[1] for t in texts])
-        except Exception as exc:  # noqa: BLE001 - report, do not lose the other figures
+            out[budget] = _ms([_timed(lambda t=t, b=budget: recall_fn(stores, t, budget=b))[1] for t in texts])
+        except Exception as exc:
             out[budget] = f"error: {type(exc).__name__}: {exc}"
     return out
 

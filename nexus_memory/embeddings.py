@@ -114,7 +114,7 @@ def _load_model(name: str) -> Any:
         return SentenceTransformer(name, device="cpu")
     try:
         return SentenceTransformer(name, device="cpu", local_files_only=True)
-    except Exception as exc:  # noqa: BLE001 - any loader failure means the weights are not usable here
+    except Exception as exc:
         raise RuntimeError(
             f"Embedding model {name!r} is not available offline: its weights are not in the local "
             f"Hugging Face cache ({os.environ.get('HF_HOME', '~/.cache/huggingface')}). Download it once "

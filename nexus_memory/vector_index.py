@@ -602,7 +602,8 @@ class VectorSearch:
                 return self._resolve(found[0], found[1], k)
         return self.exact(query, k, target_type=target_type, flt=flt)
 
-    def exact(self, query: np.ndarray, k: int, *, target_type: str = "fact", flt: Filter = Filter()) -> list[tuple[str, float]]:
+    def exact(self, query: np.ndarray, k: int, *, target_type: str = "fact",
+              flt: Filter = Filter()) -> list[tuple[str, float]]:
         """Exact KNN through sqlite-vec, with the filters inside the KNN."""
         sql = ["SELECT target_id, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ?",
                "AND target_type = ?"]

@@ -25,7 +25,7 @@ FACTS = [
 
 
 @pytest.fixture(scope="module")
-def embedder():  # noqa: ANN201 - loading the model once per module keeps the tests fast
+def embedder():
     return get_embedder()
 
 
@@ -38,7 +38,7 @@ def _add_facts(stores: Stores, facts: list[tuple[str, str, str, int, str]]) -> N
         )
 
 
-def test_encode_shape_normalised_deterministic(embedder) -> None:  # noqa: ANN001
+def test_encode_shape_normalised_deterministic(embedder) -> None:
     texts = ["Alice works at Acme", "Bob likes hiking", "The cat sat on the mat"]
     first = embedder.encode(texts)
     assert embedder.model_name == "all-MiniLM-L6-v2"
@@ -55,7 +55,7 @@ def test_encode_shape_normalised_deterministic(embedder) -> None:  # noqa: ANN00
     assert embedder.encode([]).shape == (0, 384)
 
 
-def test_embed_pending_is_idempotent_and_searchable(stores: Stores, embedder) -> None:  # noqa: ANN001
+def test_embed_pending_is_idempotent_and_searchable(stores: Stores, embedder) -> None:
     _add_facts(stores, FACTS)
     progress: list[tuple[int, int]] = []
     stats = embed_pending(stores, embedder, batch_size=3, on_progress=lambda d, t: progress.append((d, t)))
@@ -84,7 +84,7 @@ def test_embed_pending_is_idempotent_and_searchable(stores: Stores, embedder) ->
     assert embed_pending(stores, embedder).rows == 1
 
 
-def test_other_target_types(stores: Stores, embedder) -> None:  # noqa: ANN001
+def test_other_target_types(stores: Stores, embedder) -> None:
     with stores.transaction():
         stores.conn.execute(
             "INSERT INTO entities(id, name, normalized, type, source, created_at, updated_at, last_seen) "
@@ -100,7 +100,7 @@ def test_other_target_types(stores: Stores, embedder) -> None:  # noqa: ANN001
     search = VectorSearch(stores, embedder.model_name, embedder.dimension)
     assert search.search(embedder.encode_query("Alice"), 5, target_type="entity")[0][0] == "e1"
     assert search.search(embedder.encode_query("climbing"), 5, target_type="mental_model")[0][0] == "m1"
-    with pytest.raises(ValueError, match="unknown|cannot embed"):
+    with pytest.raises(ValueError, match="cannot embed"):
         embed_pending(stores, embedder, target_types=("nonsense",))
 
 
@@ -110,7 +110,7 @@ class _FakeEmbedder:
     def __init__(self, name: str, dimension: int) -> None:
         self.model_name, self.dimension = name, dimension
 
-    def encode(self, texts, *, batch_size: int = 64) -> np.ndarray:  # noqa: ANN001
+    def encode(self, texts, *, batch_size: int = 64) -> np.ndarray:
         rng = np.random.default_rng(len(texts))
         out = rng.standard_normal((len(texts), self.dimension)).astype(np.float32)
         return out / np.linalg.norm(out, axis=1, keepdims=True)
@@ -119,7 +119,7 @@ class _FakeEmbedder:
         return self.encode([text])[0]
 
 
-def test_model_change_is_detected_and_rebuild_switches(stores: Stores, embedder) -> None:  # noqa: ANN001
+def test_model_change_is_detected_and_rebuild_switches(stores: Stores, embedder) -> None:
     _add_facts(stores, FACTS)
     embed_pending(stores, embedder)
     other = _FakeEmbedder("BAAI/bge-base-en-v1.5", 768)
@@ -147,7 +147,7 @@ def test_model_change_is_detected_and_rebuild_switches(stores: Stores, embedder)
     assert search.search(embedder.encode_query("Alice's employer"), 1)[0][0] == "f1"
 
 
-def test_rebuild_index_builds_ann_above_threshold(stores: Stores, embedder) -> None:  # noqa: ANN001
+def test_rebuild_index_builds_ann_above_threshold(stores: Stores, embedder) -> None:
     _add_facts(stores, FACTS)
     embed_pending(stores, embedder)
     assert rebuild_index(stores, embedder.model_name, embedder.dimension, ann_threshold=3) == 4

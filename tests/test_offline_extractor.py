@@ -329,3 +329,8 @@ def test_bench_on_locomo_dev_reaches_coverage_target() -> None:
     report = bench_extract.run(LOCOMO)
     assert report["observation_coverage"] > 0.9
     assert report["observation_overlap"] > 0.5
+
+
+def test_question_tag_keeps_the_statement_and_nickname_vocative_is_dropped() -> None:
+    result = extract([event("Wow, Mel! Hard work pays off, right? What have you been up to?", sender="Caroline")])
+    assert texts(result) == ["Caroline said hard work pays off."]

@@ -110,7 +110,7 @@ def test_filters_apply_before_top_k(filled: tuple[Stores, np.ndarray], use_ann: 
 
 
 def test_incremental_add_compaction_and_deletes(filled: tuple[Stores, np.ndarray]) -> None:
-    stores, vectors = filled
+    stores, _ = filled
     ann = _ann(stores)
     root = stores.data_dir / "ann" / MODEL / "fact"
     first = current_generation(root)
@@ -128,10 +128,21 @@ def test_incremental_add_compaction_and_deletes(filled: tuple[Stores, np.ndarray
     with stores.transaction():
         stores.conn.execute("DELETE FROM embeddings WHERE target_id = ?", (new_ids[0],))
     assert new_ids[0] not in {f for f, _ in ann.search(target, 3)}
-    # Growing past 4x the trained size retrains.
-    _add(stores, VectorSearch(stores, MODEL, DIM), _clustered(np.random.default_rng(3), 9_500), start=20_000)
-    assert ann.maintain("fact") == "rebuilt"
-    assert len(ann.search(target, 20)) == 20
+
+
+def test_ann_built_at_threshold_and_retrained_at_4x(stores: Stores) -> None:
+    rebuild_index(stores, MODEL, DIM)
+    search = VectorSearch(stores, MODEL, DIM, ann_threshold=200)
+    _add(stores, search, _clustered(np.random.default_rng(2), 150))
+    assert search.maintain("fact") == "none"  # below the threshold: sqlite-vec only
+    _add(stores, search, _clustered(np.random.default_rng(3), 100), start=150)
+    assert search.maintain("fact") == "built"
+    _add(stores, search, _clustered(np.random.default_rng(4), 800), start=1_000)
+    assert search.maintain("fact") == "rebuilt"  # 1050 rows > 4 x 250 trained
+    q = _clustered(np.random.default_rng(5), 1)[0]
+    exact = VectorSearch(stores, MODEL, DIM)
+    exact_ids = [f for f, _ in exact.exact(q, 20)]
+    assert len(set(exact_ids) & {f for f, _ in search.search(q, 20)}) >= 18
 
 
 def test_vectors_and_add_idempotent(filled: tuple[Stores, np.ndarray]) -> None:

@@ -12,12 +12,14 @@ Pipeline for one event (see `extract`):
 1. skip ephemeral chatter ("ok", "lol", emoji only, greetings only);
 2. pull out a shared photo ("[shares a photo: caption]") as its own fact;
 3. find contact statements and introductions on the raw text;
-4. split into sentences, drop questions and filler sentences, strip leading interjections and
-   vocatives ("Wow, ...", "Caroline, ...");
+4. split into sentences, drop questions (keeping the statement before a tag like ", right?") and
+   filler sentences, strip leading interjections, greetings and vocatives ("Wow, ...", "Caroline, ..."),
+   and put back a dropped subject ("Went hiking." -> "I went hiking.");
 5. split each sentence on a causal cue (cause + effect facts and a `CausalPair`), otherwise on
    "; " and ", and " / ", but " when both sides are clauses (subject-like start and a verb);
 6. resolve I/me/my to the sender and you/your to the peer, annotate relative dates with the
-   explicit date, read explicit dates into `as_of`, tag entities and the derived kind.
+   explicit date, read explicit dates into `as_of`, tag entities and the derived kind. A statement
+   that names no person after resolution is attributed: "<sender> said ...".
 
 Everything here is heuristic and English-only; the LLM writer is the quality path.
 """
@@ -383,6 +385,7 @@ chose froze woke wore tore bore threw grew knew flew drew blew ate fell held tol
 left felt kept slept swept meant met led fed fled read heard paid laid said stood understood won lost shot
 hid bit lit sat sprang stuck struck hung dug spun became forgot forgave went got did made took saw came gave
 found had was were began sank shook stole rose drew beat bent bled dealt dreamt fit lay slid spat split wept
+learnt burnt spelt leapt retook
 """)
 # Base-form verbs that take an -s when the subject becomes a third-person name ("I love" -> "Ann loves").
 PRESENT_VERBS = _words("""
@@ -390,6 +393,7 @@ love like want need think feel hope know work live plan enjoy prefer hate go tak
 try say see believe wish miss remember find keep play teach study run write read paint cook bake sing
 dance practice travel visit spend use own agree mean look seem guess appreciate understand care
 volunteer help start love adore dislike struggle deal focus promise swear bet recommend suggest
+pay matter happen grow change bring show give build move sound turn last win lose fit belong depend
 really definitely totally believe admire support collect create draw hike swim ride drive watch listen
 """)
 # Sentence-initial verbs that mean the speaker dropped the subject ("Went hiking", "Love that idea").
@@ -403,7 +407,8 @@ SUBJECT_DROP_ADJECTIVES = _words("excited thrilled glad happy proud stoked sorry
                                  "blessed nervous worried curious busy tired")
 # Words after I/you that must not take an -s: present-and-past forms and colloquial auxiliaries.
 NO_AGREEMENT = _words("read put set let hit cut quit hurt cost spread shut kinda sorta gonna wanna gotta "
-                      "guess'd ought used mean't")
+                      "ought used might must may shall should could would can will sooner rather "
+                      "yesterday today tomorrow")
 # Adverbs that may sit between the subject and its verb ("I really love").
 ADVERBS = _words("really also just still always usually often never definitely totally actually "
                  "sometimes truly absolutely even already")
@@ -990,22 +995,26 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
             else:
                 word += con
         elif low in ("i", "you") and nxt:
-            nxt = _agree(nxt.replace("\u2019", "'"))
+            nxt = _agree(nxt.replace("\u2019", "'"), open_class=low == "i")
         return word + gap + nxt
 
     return PRONOUN_RE.sub(replace, text), used_first
 
 
-def _agree(verb: str) -> str:
+def _agree(verb: str, *, open_class: bool) -> str:
     """Third-person singular form of the present-tense verb that followed I/you.
 
-    The word after a subject pronoun is taken as its verb unless it is a function word, an adverb,
-    a past form (-ed, irregular) or a form that is present and past at once ("read", "put").
+    After "I" (always a subject) any word is taken as its verb (`open_class`) unless it is a function
+    word, an adverb, a modal, a past or -ing form, or a form that is present and past at once ("read").
+    After "you" (often an object: "makes you happy") only the listed common verbs change.
     """
     if verb in THIRD_PERSON:
         return THIRD_PERSON[verb]
+    if not open_class and verb not in PRESENT_VERBS:
+        return verb
     if (verb in STOPWORDS or verb in ADVERBS or verb in IRREGULAR_PAST or verb in NO_AGREEMENT
-            or verb.endswith(("ed", "ly", "n't")) or len(verb) < 2):
+            or (verb.endswith(("ed", "ly", "n't", "ing")) and verb not in PRESENT_VERBS)
+            or (verb.endswith("s") and verb not in PRESENT_VERBS) or len(verb) < 2):
         return verb
     if verb.endswith(("s", "sh", "ch", "x", "o")):
         return verb + "es"
