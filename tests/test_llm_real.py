@@ -232,9 +232,17 @@ def test_template_makes_llama_cpp_return_tool_calls(llama_server: str) -> None:
             "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]},
         },
     }
+    # One worked example in the history: enough for a 135M model to follow the bare-JSON form.
+    example_call = {"id": "c1", "type": "function", "function": {"name": "finish", "arguments": '{"summary": "first"}'}}
+    messages = [
+        {"role": "user", "content": "Call the finish tool with the summary 'first'."},
+        {"role": "assistant", "content": None, "tool_calls": [example_call]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"status": "finished"}'},
+        {"role": "user", "content": "Call the finish tool with the summary 'done'."},
+    ]
     response = client.chat.completions.create(
         model="smollm2",
-        messages=[{"role": "user", "content": "Call the finish tool with the summary 'done'."}],
+        messages=messages,  # type: ignore[arg-type]
         tools=[tool],  # type: ignore[list-item]
         tool_choice="required",
         max_tokens=64,

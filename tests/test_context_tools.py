@@ -1,0 +1,207 @@
+"""get_context (memory injection) and the agent tools: schemas, validation, dispatch, write tools."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from openai.types.chat import ChatCompletionFunctionTool
+from openai.types.shared import FunctionDefinition
+
+from nexus_memory import identity
+from nexus_memory.agent_tools import TOOLS, call_tool, tool_schemas, validate
+from nexus_memory.context import get_context, is_relevant
+from nexus_memory.stores import Stores
+from tests.test_recall import (
+    JUNE_2023,
+    MAY_2023,
+    FakeEmbedder,
+    access_count,
+    add_entity,
+    add_fact,
+    add_mental_model,
+    embed_all,
+)
+
+# --- get_context -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def memory(stores: Stores) -> dict[str, str]:
+    sarah = add_entity(stores, "Sarah")
+    m = {
+        "sarah": sarah,
+        "birthday": add_fact(stores, "Sarah's birthday is on the fourth of July", entities=[sarah], session_id="old"),
+        "allergy": add_fact(stores, "The user is allergic to peanuts", session_id="old", as_of=JUNE_2023),
+        "current": add_fact(stores, "The user is planning a peanut-free birthday cake", session_id="now"),
+    }
+    embed_all(stores, FakeEmbedder())
+    return m
+
+
+def test_context_block_with_dates_and_reflection(stores: Stores, memory: dict[str, str]) -> None:
+    add_mental_model(stores, "weekly", "old reflection", subtype="reflection", updated_at=MAY_2023)
+    first = add_mental_model(stores, "weekly", "The user cares about food safety", subtype="reflection",
+                             updated_at=JUNE_2023)
+    add_mental_model(stores, "weekly", "The user cares about food safety and family", subtype="reflection",
+                     parent_id=first, updated_at=JUNE_2023 + 1)
+    block = get_context(stores, "any peanuts in this birthday cake?", session_id="now", embedder=FakeEmbedder())
+    assert block.startswith("## Relevant memory\n")
+    assert "- The user is allergic to peanuts (2023-06-20)" in block
+    assert "- Sarah's birthday is on the fourth of July (2023-05-10)" in block
+    assert "peanut-free" not in block  # the current session's own facts are not injected
+    assert block.endswith("## Latest reflection\nThe user cares about food safety and family\n")
+
+
+def test_context_is_empty_for_noise(stores: Stores, memory: dict[str, str]) -> None:
+    add_mental_model(stores, "weekly", "A reflection", subtype="reflection")
+    fake = FakeEmbedder()
+    assert get_context(stores, "hello, how are you?", session_id="now", embedder=fake) == ""
+    assert get_context(stores, "quantum chromodynamics lecture", session_id="now", embedder=fake) == ""
+    assert get_context(stores, "", embedder=fake) == ""
+    assert get_context(stores, "\ud800 NEAR( \"* 🙂", embedder=fake) == ""
+
+
+def test_context_counts_injection_as_access_and_limits(stores: Stores, memory: dict[str, str]) -> None:
+    block = get_context(stores, "Sarah birthday peanuts", session_id="now", max_facts=1, embedder=FakeEmbedder())
+    assert block.count("\n- ") == 1
+    assert access_count(stores, "facts", memory["birthday"]) + access_count(stores, "facts", memory["allergy"]) == 1
+
+
+def test_noise_rule() -> None:
+    from nexus_memory.recall.engine import RecallResult
+
+    def result(ranks: dict[str, int], similarity: float | None) -> RecallResult:
+        scores = {} if similarity is None else {"semantic": similarity}
+        return RecallResult("f", "fact", "t", 0.0, None, [], [], ranks, None, None, None, metadata={"scores": scores})
+
+    assert not is_relevant(result({"semantic": 1}, 0.2))
+    assert is_relevant(result({"semantic": 1}, 0.5))
+    assert is_relevant(result({"keyword": 3}, None))
+    assert is_relevant(result({"entity": 1, "semantic": 9}, 0.01))
+
+
+def test_context_with_the_real_model(stores: Stores, memory: dict[str, str]) -> None:
+    embeddings = pytest.importorskip("nexus_memory.embeddings")
+    try:
+        embedder = embeddings.get_embedder()
+    except Exception as exc:  # no weights here: nothing to test against
+        pytest.skip(f"embedding model unavailable: {exc}")
+    stores.conn.execute("DELETE FROM embeddings")
+    embeddings.rebuild_index(stores, embedder.model_name, embedder.dimension)
+    embeddings.embed_pending(stores, embedder)
+    assert "allergic to peanuts" in get_context(stores, "Can I offer nut snacks to my guest?", session_id="now")
+    assert get_context(stores, "hello there, how are you doing?", session_id="now") == ""
+
+
+# --- tool schemas ------------------------------------------------------------------------------
+
+
+def test_schemas_are_valid_openai_tools() -> None:
+    names = [t["function"]["name"] for t in TOOLS]
+    assert names == ["recall", "search_memory", "remember_fact", "correct_fact", "confirm_fact", "memory_stats",
+                     "get_entity_info"]
+    for tool in TOOLS:
+        parsed = ChatCompletionFunctionTool.model_validate(tool)
+        assert parsed.type == "function"
+        FunctionDefinition.model_validate(tool["function"])
+        params = tool["function"]["parameters"]
+        assert params["type"] == "object" and params["additionalProperties"] is False
+        assert set(params["required"]) <= set(params["properties"])
+        json.dumps(tool)
+    assert [t["function"]["name"] for t in tool_schemas(["recall"])] == ["recall"]
+
+
+def test_validation_errors_are_clear() -> None:
+    schema = TOOLS[0]["function"]["parameters"]
+    assert validate(schema, {"query": "x"}) == []
+    assert validate(schema, {}) == ["missing required argument 'query'"]
+    assert validate(schema, {"query": 3}) == ["query must be a string, got int"]
+    assert validate(schema, {"query": "x", "max_results": True}) == ["max_results must be an integer, got bool"]
+    assert validate(schema, {"query": "x", "max_results": 0}) == ["max_results must be >= 1"]
+    assert validate(schema, {"query": "x", "budget": "huge"})[0].startswith("budget must be one of")
+    assert validate(schema, {"query": "x", "scope": ["facts", "gossip"]})[0].startswith("scope[1] must be one of")
+    assert validate(schema, {"query": "x", "bogus": 1})[0].startswith("unknown argument 'bogus'")
+    assert validate(schema, []) == ["arguments must be an object, got list"]
+
+
+@pytest.mark.parametrize(("name", "arguments", "message"), [
+    ("nope", {}, "unknown tool"),
+    ("recall", "{not json", "not valid JSON"),
+    ("recall", "[1, 2]", "must be an object"),
+    ("recall", {"query": None}, "query must be a string"),
+    ("remember_fact", {"text": "   "}, "text must not be empty"),
+    ("correct_fact", {"fact_id": "missing", "new_text": "x"}, "no fact with id"),
+    ("confirm_fact", {"fact_id": "missing"}, "no fact with id"),
+    ("get_entity_info", {"entity": "Nobody"}, "no entity named"),
+    ("memory_stats", {"extra": 1}, "unknown argument"),
+])
+def test_call_tool_returns_errors_instead_of_raising(stores: Stores, name: str, arguments: object,
+                                                     message: str) -> None:
+    result = call_tool(stores, name, arguments)  # type: ignore[arg-type]
+    assert message in result["error"]
+
+
+def test_internal_errors_become_error_results(stores: Stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("nexus_memory.agent_tools.recall", broken)
+    result = call_tool(stores, "search_memory", {"query": "anything at all"})
+    assert result == {"error": "internal error in search_memory: RuntimeError: disk on fire"}
+    monkeypatch.setattr("nexus_memory.context.recall", broken)
+    assert get_context(stores, "anything") == ""
+
+
+# --- tools at work -----------------------------------------------------------------------------
+
+
+def test_recall_and_search_memory_tools(stores: Stores, memory: dict[str, str]) -> None:
+    fake = FakeEmbedder()
+    found = call_tool(stores, "search_memory", json.dumps({"query": "peanuts allergy", "limit": 1}), embedder=fake)
+    assert [r["id"] for r in found["results"]] == [memory["allergy"]]
+    assert found["results"][0]["date"] == "2023-06-20"
+    full = call_tool(stores, "recall", {"query": "Sarah", "entity": "Sarah", "budget": "high", "max_results": 3},
+                     embedder=fake)
+    assert {r["id"] for r in full["results"]} == {memory["birthday"]}
+    assert full["results"][0]["entities"] == ["Sarah"]
+    json.dumps(full)
+
+
+def test_remember_correct_confirm_cycle(stores: Stores, memory: dict[str, str]) -> None:
+    remembered = call_tool(stores, "remember_fact", {"text": "Sarah moved to Lisbon", "entities": ["Lisbon"]},
+                           session_id="now")
+    assert remembered["entities"] == ["Lisbon", "Sarah"]
+    assert identity.find_entities(stores.conn, "lisbon")[0].source == "user"
+    row = stores.conn.execute("SELECT platform, session_id, metadata FROM facts WHERE id = ?",
+                              (remembered["fact_id"],)).fetchone()
+    assert (row[0], row[1], json.loads(row[2])) == ("memory_tool", "now", {"source": "user"})
+    assert [r["id"] for r in call_tool(stores, "search_memory", {"query": "Lisbon"})["results"]] == [
+        remembered["fact_id"]]
+
+    corrected = call_tool(stores, "correct_fact", {"fact_id": remembered["fact_id"],
+                                                   "new_text": "Sarah moved to Porto", "reason": "misheard"})
+    assert corrected["supersedes"] == remembered["fact_id"]
+    assert corrected["entities"] == ["Sarah", "Lisbon"]  # the old fact's links are carried over
+    texts = [r["text"] for r in call_tool(stores, "search_memory", {"query": "Sarah moved", "limit": 10})["results"]]
+    assert "Sarah moved to Porto" in texts and "Sarah moved to Lisbon" not in texts
+    again = call_tool(stores, "correct_fact", {"fact_id": remembered["fact_id"], "new_text": "Faro"})
+    assert "already corrected" in again["error"]
+
+    confirmed = call_tool(stores, "confirm_fact", {"fact_id": corrected["fact_id"]})
+    assert confirmed["confirmed"] is True and confirmed["access_count"] >= 1
+
+
+def test_stats_and_entity_info(stores: Stores, memory: dict[str, str]) -> None:
+    stats = call_tool(stores, "memory_stats", None)
+    assert stats["counts"]["facts"] == 3
+    assert stats["latest_fact_date"] == "2023-06-20"
+    sal = add_entity(stores, "Sal")
+    add_fact(stores, "Sal plays the cello", entities=[sal], as_of=JUNE_2023 + 5)
+    identity.merge_entities(stores.conn, memory["sarah"], sal)
+    identity.add_alias(stores.conn, memory["sarah"], "Sare", "nickname")
+    info = call_tool(stores, "get_entity_info", {"entity": "sare", "limit": 5})
+    assert info["entity"]["id"] == memory["sarah"]
+    assert {a["alias"] for a in info["aliases"]} >= {"Sal", "Sare"}
+    assert info["merged"] == [{"id": sal, "name": "Sal", "type": "person"}]
+    assert [f["text"] for f in info["facts"]] == ["Sal plays the cello", "Sarah's birthday is on the fourth of July"]

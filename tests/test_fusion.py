@@ -1,0 +1,100 @@
+"""RRF and MMR with hand-computed numbers, and the FTS5 query builder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nexus_memory.recall import keyword
+from nexus_memory.recall.fusion import mmr, rrf_fuse
+from nexus_memory.stores import Stores
+
+# --- RRF ---------------------------------------------------------------------------------------
+
+
+def test_rrf_exact_scores_and_order() -> None:
+    fused = rrf_fuse([["a", "b", "c"], ["b", "c", "d"]])
+    assert [item for item, _ in fused] == ["b", "c", "a", "d"]
+    scores = dict(fused)
+    assert scores["a"] == pytest.approx(1 / 61)
+    assert scores["b"] == pytest.approx(1 / 62 + 1 / 61)  # 0.0325224749
+    assert scores["c"] == pytest.approx(1 / 63 + 1 / 62)  # 0.0320020481
+    assert scores["d"] == pytest.approx(1 / 63)
+
+
+def test_rrf_custom_k_ties_duplicates_and_empty() -> None:
+    assert rrf_fuse([["a", "b"], ["b"]], k=1) == [("b", pytest.approx(1 / 3 + 1 / 2)), ("a", 0.5)]
+    assert [i for i, _ in rrf_fuse([["x"], ["y"]])] == ["x", "y"]  # tie: first seen first
+    assert rrf_fuse([["a", "a", "b"]]) == [("a", pytest.approx(1 / 61)), ("b", pytest.approx(1 / 63))]
+    assert rrf_fuse([]) == [] and rrf_fuse([[], []]) == []
+
+
+# --- MMR ---------------------------------------------------------------------------------------
+
+A, B_DUP, B_NEAR, C = (np.array(v, dtype=np.float32) for v in ([1, 0], [1, 0], [0.6, 0.8], [0, 1]))
+
+
+def test_mmr_demotes_a_duplicate() -> None:
+    # relevance a 1.0, b 0.9, c 0.5. Step 1: 0.7*rel -> a 0.70, b 0.63, c 0.35: a.
+    # Step 2: b 0.63 - 0.3*1 = 0.33, c 0.35 - 0 = 0.35: c. Then b.
+    scored = [("a", 1.0), ("b", 0.9), ("c", 0.5)]
+    assert mmr(scored, {"a": A, "b": B_DUP, "c": C}, 3) == ["a", "c", "b"]
+
+
+def test_mmr_keeps_a_partly_similar_item() -> None:
+    # b has cosine 0.6 with a: 0.63 - 0.3*0.6 = 0.45 > c 0.35.
+    assert mmr([("a", 1.0), ("b", 0.9), ("c", 0.5)], {"a": A, "b": B_NEAR, "c": C}, 3) == ["a", "b", "c"]
+
+
+def test_mmr_normalises_relevance_by_the_max() -> None:
+    # Same as the duplicate case with every score halved: normalisation makes it identical.
+    scored = [("a", 0.5), ("b", 0.45), ("c", 0.25)]
+    assert mmr(scored, {"a": A, "b": B_DUP, "c": C}, 3) == ["a", "c", "b"]
+
+
+def test_mmr_missing_vectors_have_zero_similarity() -> None:
+    # b has no vector: no redundancy penalty, so relevance order holds.
+    assert mmr([("a", 1.0), ("b", 0.9), ("c", 0.5)], {"a": A, "c": C}, 3) == ["a", "b", "c"]
+    assert mmr([("a", 1.0), ("b", 0.9)], {}, 5) == ["a", "b"]
+
+
+def test_mmr_preselected_lambda_and_limits() -> None:
+    # p (already shown) equals a: a 0.7 - 0.3 = 0.4 loses to c 0.7*0.9 = 0.63.
+    assert mmr([("a", 1.0), ("c", 0.9)], {"a": A, "c": C, "p": A}, 2, preselected=["p"]) == ["c", "a"]
+    assert mmr([("a", 1.0), ("b", 0.9), ("c", 0.5)], {"a": A, "b": B_DUP, "c": C}, 3,
+               lambda_param=1.0) == ["a", "b", "c"]
+    assert mmr([("a", 1.0), ("b", 0.9)], {"a": A, "b": C}, 1) == ["a"]
+    assert mmr([], {}, 3) == [] and mmr([("a", 1.0)], {}, 0) == []
+
+
+# --- FTS5 query building -----------------------------------------------------------------------
+
+
+def test_terms_drop_stopwords_syntax_and_duplicates() -> None:
+    assert keyword.extract_terms('What did "Sarah" say about NEAR(the) trip* AND trip OR x?') == [
+        "sarah", "near", "trip"]
+    assert keyword.extract_terms("the of and to a in") == []
+    assert keyword.extract_terms("莎拉 去 爬山 🙂") == ["莎拉", "去", "爬山"]
+    assert keyword.match_expression(["sarah", "and"]) == '"sarah" OR "and"'
+    assert keyword.match_expression([]) is None
+    assert keyword.quote('a"b') == '"a""b"'
+    assert keyword.like_pattern("100%_x\\") == "%100\\%\\_x\\\\%"
+
+
+def test_choose_terms_prefers_rare_and_present_terms(stores: Stores) -> None:
+    for i in range(30):
+        stores.conn.execute("INSERT INTO facts (id, text, as_of, ingested_at, created_at) VALUES (?, ?, 0, 0, 0)",
+                            (f"f{i}", f"common words number {i}" + (" zebra" if i == 3 else "")))
+    chosen = keyword.choose_terms(stores.conn, "facts_fts", ["common", "zebra", "absent", "words"], max_terms=2)
+    # df: common 30, zebra 1, absent 0 (dropped), words 30; the rarest two, tie to the earlier term.
+    assert chosen == ["common", "zebra"]
+    assert keyword.fts_query(stores.conn, "facts_fts", "the of and") is None
+    assert keyword.fts_query(stores.conn, "facts_fts", "zebra?") == '"zebra"'
+    # Porter stemming is the table's own: "numbers" probes as "number".
+    assert keyword.document_frequency(stores.conn, "facts_fts", "numbers") == 30
+
+
+def test_long_input_is_capped(stores: Stores) -> None:
+    text = " ".join(f"term{i}" for i in range(5_000))
+    assert len(keyword.extract_terms(text)) < 1_000
+    assert keyword.fts_query(stores.conn, "facts_fts", text) is None  # nothing occurs: no query at all
