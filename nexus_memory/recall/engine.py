@@ -658,6 +658,10 @@ def entity_search(ctx: _Context) -> list[Ranked]:
     return lists
 
 
+# Facts read per query entity before ranking; bounded so a very busy entity stays cheap.
+ENTITY_SCAN_LIMIT = 500
+
+
 def _entity_facts(ctx: _Context, entity_ids: Sequence[str]) -> Ranked:
     """Latest facts per entity via (entity_id, as_of DESC); rank by entities linked, then recency."""
     where, args = ctx.filters.fact_sql("f")
@@ -671,16 +675,21 @@ def _entity_facts(ctx: _Context, entity_ids: Sequence[str]) -> Ranked:
         time_args.append(ctx.filters.time_before)
     links: dict[str, int] = {}
     as_of: dict[str, int] = {}
+    overlap: dict[str, int] = {}
+    # A busy entity (the speaker of a whole conversation) links most facts; ranking its facts by the
+    # query's other words before recency keeps this list about the question, not just the person.
+    stems = {t[:5] for t in keyword.extract_terms(ctx.text)}
     for entity_id in entity_ids:
         rows = ctx.conn.execute(
-            f"""SELECT fe.fact_id, fe.as_of FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
+            f"""SELECT fe.fact_id, fe.as_of, f.text FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
                 WHERE fe.entity_id = ?{time_sql} AND {where} ORDER BY fe.as_of DESC LIMIT ?""",
-            [entity_id, *time_args, *args, ctx.limit],
+            [entity_id, *time_args, *args, ENTITY_SCAN_LIMIT],
         ).fetchall()
-        for fact_id, fact_as_of in rows:
+        for fact_id, fact_as_of, text in rows:
             links[fact_id] = links.get(fact_id, 0) + 1
             as_of[fact_id] = fact_as_of
-    ranked = sorted(links, key=lambda i: (-links[i], -as_of[i], i))[: ctx.limit]
+            overlap.setdefault(fact_id, len(stems & {t[:5] for t in keyword.tokenize(text)}))
+    ranked = sorted(links, key=lambda i: (-links[i], -overlap[i], -as_of[i], i))[: ctx.limit]
     return [(_key("fact", i), float(links[i])) for i in ranked]
 
 
