@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import tempfile
 import time
@@ -287,19 +288,44 @@ def _time_recall(stores: Stores, texts: list[str]) -> dict[str, Any] | str:
     return out
 
 
-def run(n_facts: int, *, queries: int = 200, data_dir: Path | None = None, seed: int = 0) -> dict[str, Any]:
-    """Fill a fresh store with `n_facts` synthetic facts and measure search latency and recall."""
+def reload(stores: Stores, dimension: int) -> dict[str, Any]:
+    """The arrays `fill` returned, read back from a store it filled (to re-measure without refilling)."""
+    rows = stores.conn.execute(
+        "SELECT e.embedding, f.platform, f.as_of, f.thread_id FROM embeddings e JOIN facts f ON f.id = e.target_id "
+        "WHERE e.target_type = 'fact' ORDER BY e.rowid").fetchall()
+    return {
+        "vectors": np.frombuffer(b"".join(r[0] for r in rows), dtype="<f4").reshape(len(rows), dimension),
+        "platform": np.array([PLATFORMS.index(r[1]) for r in rows], np.int32),
+        "as_of": np.array([r[2] for r in rows], np.int64),
+        "thread": np.array([int(r[3].rsplit("-", 1)[1]) for r in rows], np.int32),
+        "fill_s": float("nan"),
+    }
+
+
+def run(n_facts: int, *, queries: int = 200, data_dir: Path | None = None, seed: int = 0,
+        reuse: bool = False) -> dict[str, Any]:
+    """Fill a fresh store with `n_facts` synthetic facts and measure search latency and recall.
+
+    With `reuse`, measure a store an earlier run filled in `data_dir` (no fill, no index build).
+    """
     directory = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="nexus-bench-"))
     settings = load_settings(data_dir=directory)
     embedder = get_embedder(settings.embedding_model, threads=settings.torch_threads)
+    build_s = float("nan")
     with Stores(settings) as stores:
-        if stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0]:
+        present = stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0]
+        if reuse:
+            data = reload(stores, embedder.dimension)
+            n_facts = present
+        elif present:
             raise ValueError(f"{directory} already holds facts; the benchmark needs a fresh data dir")
-        data = fill(stores, embedder, n_facts, seed=seed)
-        _progress("building the IVF index")
-        _, build_s = _timed(lambda: build_ivf(stores.conn, stores.data_dir, embedder.model_name, "fact",
-                                              embedder.dimension, seed=seed))
-        _progress(f"IVF built in {build_s:.1f}s; measuring {queries} queries")
+        else:
+            data = fill(stores, embedder, n_facts, seed=seed)
+            _progress("building the IVF index")
+            _, build_s = _timed(lambda: build_ivf(stores.conn, stores.data_dir, embedder.model_name, "fact",
+                                                  embedder.dimension, seed=seed))
+            _progress(f"IVF built in {build_s:.1f}s")
+        _progress(f"measuring {queries} queries")
         results = measure(stores, embedder, data, queries=queries, seed=seed)
     return {
         "facts": n_facts,
@@ -311,6 +337,7 @@ def run(n_facts: int, *, queries: int = 200, data_dir: Path | None = None, seed:
                    "= its sentence + U(0,0.5) x another sentence + N(0, 0.03) noise, renormalised",
         "data_dir": str(directory),
         "fill_s": round(data["fill_s"], 1),
+        "machine_load_1min": round(os.getloadavg()[0], 2),
         "ann_build_s": round(build_s, 1),
         **results,
     }
@@ -322,9 +349,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reuse", action="store_true", help="re-measure the store already in --data-dir")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
-    result = run(args.facts, queries=args.queries, data_dir=args.data_dir, seed=args.seed)
+    result = run(args.facts, queries=args.queries, data_dir=args.data_dir, seed=args.seed, reuse=args.reuse)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

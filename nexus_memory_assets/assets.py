@@ -5,8 +5,8 @@ Each asset body is glue: open the stores, call the core library, report what a p
 
 
 import dagster as dg
-from nexus_memory.embeddings import embed_pending
 
+from nexus_memory.embeddings import embed_pending
 from nexus_memory.episodes import build_episodes
 from nexus_memory.writer.run import process_partition
 from nexus_memory_assets.partitions import day_platform_partitions, split_key

@@ -11,8 +11,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from nexus_memory.config import Settings, load_settings  # noqa: E402
-from nexus_memory.stores import Stores  # noqa: E402
+from nexus_memory.config import Settings, load_settings
+from nexus_memory.stores import Stores
 
 
 @pytest.fixture

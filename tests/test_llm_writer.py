@@ -103,7 +103,7 @@ def test_scripted_happy_path_writes_facts_entities_links_and_tokens(stores: Stor
             ("create_entity", {"name": "Alice", "type": "person"}),
             ("create_entity", {"name": "Acme", "type": "organization"}),
             ("insert_fact", {"text": "Acme opened an office in Berlin", "source_event_id": "e2", "as_of": DAY}),
-            ("insert_fact", {"text": "Alice moved to Berlin", "source_event_id": events[1].id}),
+            ("insert_fact", {"text": "Alice moved to Berlin", "source_event_id": events[1].id, "as_of": "2024"}),
             usage=(200, 30),
         ),
         link_step,
@@ -115,7 +115,7 @@ def test_scripted_happy_path_writes_facts_entities_links_and_tokens(stores: Stor
     assert (outcome.status, outcome.facts, outcome.error) == ("ok", 2, None)
     facts = {r["text"]: dict(r) for r in stores.conn.execute("SELECT * FROM facts")}
     assert facts["Acme opened an office in Berlin"]["as_of"] == parse_timestamp(DAY)  # ISO converted
-    assert facts["Alice moved to Berlin"]["as_of"] == events[1].as_of  # omitted: the event's time
+    assert facts["Alice moved to Berlin"]["as_of"] == events[1].as_of  # a bare year: the event's time
     assert {f["source_event_id"] for f in facts.values()} == {events[1].id}
     assert json.loads(facts["Alice moved to Berlin"]["metadata"])["writer"] == "llm:fake-model"
     assert count(stores, "fact_entities") == 2
@@ -203,7 +203,8 @@ def test_failed_attempt_is_rolled_back_before_the_retry(stores: Stores, fake: Fa
     )
     outcome = write_events(stores, events, make_writer(fake))
     assert (outcome.status, outcome.facts) == ("ok", 1)
-    assert [r[0] for r in stores.conn.execute("SELECT text FROM facts")] == ["Alice started working at Acme this week"]
+    rows = stores.conn.execute("SELECT text, as_of FROM facts").fetchall()
+    assert [tuple(r) for r in rows] == [("Alice started working at Acme this week", events[0].as_of)]  # as_of omitted
     assert not stores.conn.execute("SELECT 1 FROM entities WHERE name = 'Acme Corp'").fetchone()
     # The retry starts from the episode again, not from the failed conversation.
     assert len(fake.requests[2]["messages"]) == 2

@@ -328,6 +328,11 @@ def _time(args: dict[str, Any], key: str) -> int | None:
         raise ToolError(f"'{key}' must be unix milliseconds or an ISO 8601 time, got {value!r}") from None
 
 
+def _small_number(value: Any) -> bool:
+    text = str(value).strip() if isinstance(value, int | float | str) else ""
+    return text.lstrip("-").replace(".", "", 1).isdigit() and abs(float(text)) < 1e9
+
+
 # -- the tools as the model sees them ------------------------------------------------------------
 class ModelTools:
     """Validates a model's tool calls against one episode and runs them on `WriterTools`."""
@@ -434,6 +439,9 @@ class ModelTools:
         """Unix ms from ms, seconds or ISO text; the event's time when missing or unreadable."""
         if value in (None, "") or isinstance(value, bool):
             return event.as_of, False
+        if _small_number(value):
+            # A bare number below 1e9 is a year or a count ("2024"), not unix seconds of 1970.
+            return event.as_of, True
         try:
             return parse_timestamp(value), False
         except InvalidRecord:

@@ -123,6 +123,9 @@ def write_events(
             _record(stores, outcome, writer.name)
     except Exception as exc:
         outcome.status, outcome.facts = "failed", 0
+        # Tokens spent on a failed episode are still spent; the LLM writer attaches them to its failure.
+        outcome.prompt_tokens = getattr(exc, "prompt_tokens", 0)
+        outcome.completion_tokens = getattr(exc, "completion_tokens", 0)
         outcome.error = f"{type(exc).__name__}: {exc}"[:2000]
         outcome.seconds = time.perf_counter() - started
         _record(stores, outcome, writer.name)
