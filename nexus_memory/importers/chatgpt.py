@@ -9,12 +9,11 @@ output, hidden messages and messages without text are not conversation and are s
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import count
 from pathlib import Path
 from typing import Any
 
 from nexus_memory.events import RawRecord
-from nexus_memory.importers.jsonl import dump_raw, load_json_document
+from nexus_memory.importers.jsonl import dump_raw, read_conversations
 
 PLATFORM = "chatgpt"
 SENDERS = {"user": ("user", "outbound"), "assistant": ("chatgpt", "inbound")}  # role -> sender, direction
@@ -23,18 +22,7 @@ TEXT_CONTENT_TYPES = ("text", "multimodal_text")
 
 def read(path: Path) -> Iterator[RawRecord]:
     """One RawRecord per user/assistant message; raise ValueError if the file is not a ChatGPT export."""
-    document = load_json_document(path)
-    if isinstance(document, dict):
-        document = [document]
-    if not isinstance(document, list):
-        raise ValueError(f"{path} is not a ChatGPT export: expected a list of conversations")
-    return _records(document, str(path))
-
-
-def _records(conversations: list[Any], source: str) -> Iterator[RawRecord]:
-    numbers = count(1)
-    for index, conversation in enumerate(conversations, start=1):
-        yield from conversation_records(conversation, index, source, numbers)
+    return read_conversations(path, "a ChatGPT export", conversation_records)
 
 
 def conversation_records(conversation: Any, index: int, source: str, numbers: Iterator[int]) -> Iterator[RawRecord]:

@@ -8,12 +8,11 @@ tool_use, tool_result, thinking); we keep the text blocks, and fall back to the 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import count
 from pathlib import Path
 from typing import Any
 
 from nexus_memory.events import RawRecord
-from nexus_memory.importers.jsonl import dump_raw, load_json_document
+from nexus_memory.importers.jsonl import dump_raw, read_conversations
 
 PLATFORM = "claude"
 # sender -> (sender_id, direction, role): the owner wrote the human turns.
@@ -22,18 +21,7 @@ SENDERS = {"human": ("user", "outbound", "user"), "assistant": ("claude", "inbou
 
 def read(path: Path) -> Iterator[RawRecord]:
     """One RawRecord per human/assistant message; raise ValueError if the file is not a Claude export."""
-    document = load_json_document(path)
-    if isinstance(document, dict):
-        document = [document]
-    if not isinstance(document, list):
-        raise ValueError(f"{path} is not a Claude export: expected a list of conversations")
-    return _records(document, str(path))
-
-
-def _records(conversations: list[Any], source: str) -> Iterator[RawRecord]:
-    numbers = count(1)
-    for index, conversation in enumerate(conversations, start=1):
-        yield from conversation_records(conversation, index, source, numbers)
+    return read_conversations(path, "a Claude export", conversation_records)
 
 
 def conversation_records(conversation: Any, index: int, source: str, numbers: Iterator[int]) -> Iterator[RawRecord]:

@@ -26,11 +26,15 @@ object becomes a `RawRecord` with `data=None` and the reason, so the rest of the
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from itertools import count
 from pathlib import Path
 from typing import IO, Any
 
 from nexus_memory.events import RawRecord
+
+# (conversation, its 1-based index, source, running record numbers) -> its records
+ConversationReader = Callable[[Any, int, str, Iterator[int]], Iterator[RawRecord]]
 
 
 def read(path: Path) -> Iterator[RawRecord]:
@@ -111,3 +115,23 @@ def dump_raw(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except ValueError:  # circular structures cannot come from json.loads, but be safe
         return repr(value)
+
+
+def read_conversations(path: Path, what: str, per_conversation: ConversationReader) -> Iterator[RawRecord]:
+    """Records of a JSON document holding one conversation or a list of them (LoCoMo, ChatGPT, Claude).
+
+    Raises ValueError at once if the document is not such a list; record numbers run across the file.
+    """
+    document = load_json_document(path)
+    if isinstance(document, dict):
+        document = [document]
+    if not isinstance(document, list):
+        raise ValueError(f"{path} is not {what}: expected a list of conversations")
+    return _conversation_records(document, str(path), per_conversation)
+
+
+def _conversation_records(conversations: list[Any], source: str,
+                          per_conversation: ConversationReader) -> Iterator[RawRecord]:
+    numbers = count(1)
+    for index, conversation in enumerate(conversations, start=1):
+        yield from per_conversation(conversation, index, source, numbers)

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from itertools import count
 from pathlib import Path
 from typing import Any
 
 from nexus_memory.events import RawRecord
-from nexus_memory.importers.jsonl import dump_raw, load_json_document
+from nexus_memory.importers.jsonl import dump_raw, read_conversations
 
 PLATFORM = "locomo"
 SESSION_KEY = re.compile(r"session_(\d+)")
@@ -43,18 +42,7 @@ MONTHS = {name: n for n, full in enumerate(_MONTH_NAMES, start=1) for name in (f
 
 def read(path: Path) -> Iterator[RawRecord]:
     """One RawRecord per LoCoMo turn; raise ValueError if the file is not a LoCoMo JSON document."""
-    document = load_json_document(path)
-    if isinstance(document, dict):
-        document = [document]
-    if not isinstance(document, list):
-        raise ValueError(f"{path} is not LoCoMo data: expected a list of conversations")
-    return _records(document, str(path))
-
-
-def _records(conversations: list[Any], source: str) -> Iterator[RawRecord]:
-    numbers = count(1)
-    for index, conversation in enumerate(conversations, start=1):
-        yield from conversation_records(conversation, index, source, numbers)
+    return read_conversations(path, "LoCoMo data", conversation_records)
 
 
 def conversation_records(conversation: Any, index: int, source: str, numbers: Iterator[int]) -> Iterator[RawRecord]:
