@@ -398,7 +398,9 @@ def default_nlist(n: int) -> int:
 
 
 def default_nprobe(nlist: int) -> int:
-    return max(32, nlist // 16)
+    """Lists probed per query. Measured on clustered MiniLM vectors: at 1M (1000 lists) 32 lists
+    give recall@20 0.995 in ~7 ms, 62 give 1.0 in ~15 ms; at 100k (316 lists) 32 give 0.98."""
+    return max(32, nlist // 32)
 
 
 def train_centroids(vectors: np.ndarray, nlist: int, *, iterations: int = 10, seed: int = 0,
