@@ -289,12 +289,3 @@ def row_to_event(row: Any) -> Event:
         source=row["source"],
     )
 
-
-def pending_partitions(stores: Stores) -> list[tuple[str, str]]:
-    """(day, platform) pairs that have events no episode contains yet, oldest first."""
-    rows = stores.conn.execute(
-        """SELECT DISTINCT e.day, e.platform FROM events e
-           WHERE NOT EXISTS (SELECT 1 FROM episode_events ee WHERE ee.event_id = e.id)
-           ORDER BY e.day, e.platform"""
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows]

@@ -28,11 +28,12 @@ import pytest
 
 from nexus_memory.config import REPO_ROOT
 from nexus_memory.episodes import build_episodes, episode_events
-from nexus_memory.events import RawRecord, ingest, pending_partitions
+from nexus_memory.events import RawRecord, ingest
 from nexus_memory.importers import jsonl
 from nexus_memory.stores import Stores
 from nexus_memory.writer.llm import LLMWriter
 from nexus_memory.writer.run import EpisodeOutcome, pending_episodes, process_partition
+from nexus_memory_assets.pipeline import pending_partitions
 
 pytestmark = pytest.mark.llm_real
 

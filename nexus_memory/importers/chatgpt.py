@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from nexus_memory.events import RawRecord
-from nexus_memory.importers.jsonl import dump_raw, read_conversations
+from nexus_memory.importers.jsonl import assistant_chat_event, dump_raw, read_conversations
 
 PLATFORM = "chatgpt"
-SENDERS = {"user": ("user", "outbound"), "assistant": ("chatgpt", "inbound")}  # role -> sender, direction
+SENDERS = frozenset({"user", "assistant"})  # the roles that are conversation, not system or tool
 TEXT_CONTENT_TYPES = ("text", "multimodal_text")
 
 
@@ -81,22 +81,10 @@ def message_event(
     text = message_text(message.get("content"))
     if not text:
         return None
-    sender, direction = SENDERS[role]
-    return {
-        "id": message.get("id"),
-        "platform": PLATFORM,
-        "thread_id": conversation_id,
-        "session_id": conversation_id,
-        "sender_id": sender,
-        "sender_name": "ChatGPT" if role == "assistant" else None,
-        "peer_id": "chatgpt" if role == "user" else "user",
-        "peer_kind": "dm",
-        "direction": direction,
-        "content": text,
-        # Some messages carry no time of their own; the conversation's keeps them in the right day.
-        "as_of": message.get("create_time") or conversation_time,
-        "metadata": {"title": title, "role": role},
-    }
+    # Some messages carry no time of their own; the conversation's keeps them in the right day.
+    return assistant_chat_event(event_id=message.get("id"), platform=PLATFORM, assistant="ChatGPT",
+                                conversation_id=conversation_id, user_side=role == "user", text=text,
+                                as_of=message.get("create_time") or conversation_time, title=title, role=role)
 
 
 def _is_hidden(message: dict[str, Any]) -> bool:

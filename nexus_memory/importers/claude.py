@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from nexus_memory.events import RawRecord
-from nexus_memory.importers.jsonl import dump_raw, read_conversations
+from nexus_memory.importers.jsonl import assistant_chat_event, dump_raw, read_conversations
 
 PLATFORM = "claude"
 # sender -> (sender_id, direction, role): the owner wrote the human turns.
-SENDERS = {"human": ("user", "outbound", "user"), "assistant": ("claude", "inbound", "assistant")}
+SENDERS = {"human": "user", "assistant": "assistant"}  # export sender -> role
 
 
 def read(path: Path) -> Iterator[RawRecord]:
@@ -58,21 +58,10 @@ def message_event(
     text = message_text(message)
     if not text:
         return None
-    sender_id, direction, role = SENDERS[sender]
-    return {
-        "id": message.get("uuid"),
-        "platform": PLATFORM,
-        "thread_id": conversation_id,
-        "session_id": conversation_id,
-        "sender_id": sender_id,
-        "sender_name": "Claude" if sender == "assistant" else None,
-        "peer_id": "claude" if sender == "human" else "user",
-        "peer_kind": "dm",
-        "direction": direction,
-        "content": text,
-        "as_of": message.get("created_at") or conversation_time,
-        "metadata": {"title": title, "role": role},
-    }
+    role = SENDERS[sender]
+    return assistant_chat_event(event_id=message.get("uuid"), platform=PLATFORM, assistant="Claude",
+                                conversation_id=conversation_id, user_side=sender == "human", text=text,
+                                as_of=message.get("created_at") or conversation_time, title=title, role=role)
 
 
 def message_text(message: dict[str, Any]) -> str:

@@ -135,3 +135,22 @@ def _conversation_records(conversations: list[Any], source: str,
     numbers = count(1)
     for index, conversation in enumerate(conversations, start=1):
         yield from per_conversation(conversation, index, source, numbers)
+
+
+def assistant_chat_event(*, event_id: Any, platform: str, assistant: str, conversation_id: str, user_side: bool,
+                         text: str, as_of: Any, title: str | None, role: str) -> dict[str, Any]:
+    """The generic event for one message of a user <-> assistant export (ChatGPT, Claude)."""
+    return {
+        "id": event_id,
+        "platform": platform,
+        "thread_id": conversation_id,
+        "session_id": conversation_id,
+        "sender_id": "user" if user_side else platform,
+        "sender_name": None if user_side else assistant,
+        "peer_id": platform if user_side else "user",
+        "peer_kind": "dm",
+        "direction": "outbound" if user_side else "inbound",
+        "content": text,
+        "as_of": as_of,
+        "metadata": {"title": title, "role": role},
+    }
