@@ -24,6 +24,8 @@ class Settings:
     partition_start: str = field(default_factory=lambda: _env("NEXUS_PARTITION_START", "2019-01-01"))
     embedding_model: str = field(default_factory=lambda: _env("NEXUS_EMBEDDING_MODEL", "all-MiniLM-L6-v2"))
     torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
+    # "onnx": recall embeds queries with an ONNX export of the model (~3x faster, same vectors); "torch"
+    query_backend: str = field(default_factory=lambda: _env("NEXUS_QUERY_BACKEND", "onnx"))
     llm_base_url: str = field(default_factory=lambda: _env("NEXUS_LLM_BASE_URL", ""))
     llm_model: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL", ""))
     llm_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", "not-needed"))

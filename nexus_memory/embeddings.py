@@ -19,6 +19,7 @@ import numpy as np
 
 from nexus_memory import db
 from nexus_memory.config import load_settings
+from nexus_memory.query_encoder import OnnxQueryEncoder, load_onnx_encoder
 from nexus_memory.vector_index import (
     ANN_THRESHOLD,
     IndexModelMismatch,
@@ -51,13 +52,15 @@ _QUERY_PREFIXES = {"BAAI/bge-small-en-v1.5": "Represent this sentence for search
 class Embedder:
     """A loaded sentence-transformers model that returns L2-normalised float32 vectors."""
 
-    def __init__(self, model_name: str, model: Any) -> None:
+    def __init__(self, model_name: str, model: Any, *, query_backend: str = "torch") -> None:
         self.model_name = model_name
         self.model = model
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         self.dimension = int(get_dim())
         self.query_prefix = _QUERY_PREFIXES.get(model_name, "")
+        self.query_backend = query_backend
         self._lock = threading.Lock()  # torch modules are not meant to run concurrently
+        self._query_encoder: OnnxQueryEncoder | None = None
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         """Embed texts: float32 array (len(texts), dimension), rows of unit length."""
@@ -69,8 +72,21 @@ class Embedder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def encode_query(self, text: str) -> np.ndarray:
-        """Embed one search query: float32 (dimension,), unit length."""
-        return self.encode([self.query_prefix + text], batch_size=1)[0]
+        """Embed one search query: float32 (dimension,), unit length (ONNX when available, else torch)."""
+        text = self.query_prefix + text
+        if self.query_backend == "onnx":
+            with self._lock:
+                if self._query_encoder is None:
+                    self._query_encoder = load_onnx_encoder(self.model, self.model_name, self._torch_query)
+                    if self._query_encoder is None:
+                        self.query_backend = "torch"
+        if self._query_encoder is not None:
+            return self._query_encoder.encode(text)
+        return self.encode([text], batch_size=1)[0]
+
+    def _torch_query(self, text: str) -> np.ndarray:
+        vectors = self.model.encode([text], convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+        return np.asarray(vectors[0], dtype=np.float32)
 
 
 _EMBEDDERS: dict[str, Embedder] = {}
@@ -95,7 +111,7 @@ def get_embedder(model_name: str | None = None, *, threads: int | None = None) -
 
             torch.set_num_threads(max(1, threads or settings.torch_threads))
         if embedder is None:
-            embedder = _EMBEDDERS[name] = Embedder(name, _load_model(name))
+            embedder = _EMBEDDERS[name] = Embedder(name, _load_model(name), query_backend=settings.query_backend)
         return embedder
 
 
