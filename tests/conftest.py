@@ -11,6 +11,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from webserver import webserver  # noqa: F401  (a fixture: the real dagster-webserver, for every test module)
+
 from nexus_memory.config import Settings, load_settings
 from nexus_memory.stores import Stores
 
