@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import dagster as dg
 
-from nexus_memory_assets.partitions import day_platform_partitions
-
+# Both jobs take their (day, platform) partitions from the assets they select.
 memory_pipeline_job = dg.define_asset_job(
     "memory_pipeline",
     selection=dg.AssetSelection.groups("memory"),
-    partitions_def=day_platform_partitions,
     description="events -> episodes -> facts -> embeddings for the selected partitions.",
 )
 
 rerun_failed_episodes_job = dg.define_asset_job(
     "rerun_failed_episodes",
     selection=dg.AssetSelection.assets("facts", "embeddings"),
-    partitions_def=day_platform_partitions,
     config={"ops": {"facts": {"config": {"only_failed": True}}}},
     description="Redo only the episodes whose writer run failed, then embed what they produce.",
 )

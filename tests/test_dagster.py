@@ -42,7 +42,8 @@ def test_definitions_load_with_lineage() -> None:
     assert graph.get(dg.AssetKey("episodes")).parent_keys == {dg.AssetKey("events")}
     assert graph.get(dg.AssetKey("embeddings")).parent_keys == {dg.AssetKey("facts")}
     assert defs.resolve_sensor_def("new_events_sensor")
-    assert defs.resolve_job_def("rerun_failed_episodes")
+    for job in ("memory_pipeline", "rerun_failed_episodes"):  # partitioned like the assets they select
+        assert isinstance(defs.resolve_job_def(job).partitions_def, dg.MultiPartitionsDefinition)
 
 
 def test_sensor_ingests_inbox_and_requests_only_touched_partitions(settings: Settings) -> None:
