@@ -117,10 +117,15 @@ def cmd_failed(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild_index(args: argparse.Namespace) -> int:
-    from nexus_memory.embeddings import get_embedder, rebuild_index
+    from nexus_memory.embeddings import get_embedder, rebuild_index, reembed
 
     embedder = get_embedder(args.model or None)
     with Stores(load_settings()) as stores:
+        if args.reembed:
+            stats = reembed(stores, embedder, args.reembed,
+                            on_progress=lambda done, total: print(f"\rembedded {done}/{total}", end="", flush=True))
+            print(f"\nre-embedded {stats.rows} rows ({stats.rows_per_s:.0f}/s) with {embedder.model_name}")
+            return 0
         rows = rebuild_index(stores, embedder.model_name, embedder.dimension)
     print(f"rebuilt the vector index for {embedder.model_name}: {rows} rows")
     return 0
@@ -189,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rebuild-index", help="rebuild the vector index from the canonical embeddings table")
     p.add_argument("--model")
+    p.add_argument("--reembed", nargs="+", metavar="TYPE", choices=["fact", "observation", "mental_model", "entity"],
+                   help="also embed these target types again (after the embedded text changed), e.g. --reembed fact")
     p.set_defaults(func=cmd_rebuild_index)
 
     p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall")

@@ -41,6 +41,7 @@ __all__ = [
     "embed_pending",
     "get_embedder",
     "rebuild_index",
+    "reembed",
 ]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -183,6 +184,21 @@ def rebuild_index(stores: Any, embedder_model: str, dimension: int, *, ann_thres
     return total
 
 
+def reembed(stores: Any, embedder: Embedder, target_types: Sequence[str] = ("fact",),
+            on_progress: Callable[[int, int], None] | None = None) -> EmbedStats:
+    """Embed `target_types` again from scratch (after the embedded text changed), then reindex.
+
+    The old vectors are dropped first, so until this finishes recall finds those rows by keyword and
+    entity only; interrupted, it is simply run again (embedding skips what is already done).
+    """
+    marks = ",".join("?" * len(target_types))
+    with db.transaction(stores.conn):
+        stores.conn.execute(f"DELETE FROM embeddings WHERE model = ? AND target_type IN ({marks})",
+                            [embedder.model_name, *target_types])
+    rebuild_index(stores, embedder.model_name, embedder.dimension)
+    return embed_pending(stores, embedder, target_types=target_types, on_progress=on_progress)
+
+
 # --- the embedding step --------------------------------------------------------------------------
 
 
@@ -196,11 +212,19 @@ class EmbedStats:
     by_type: dict[str, int]
 
 
+# A fact is embedded with the message it came from ("<sender>: <content>", its first this-many
+# characters) after its own text: an atomic fact loses what the message around it says ("It was Matt
+# Patterson." about a concert), and MiniLM reads ~256 tokens, so the fact itself always counts.
+FACT_CONTEXT_CHARS = 500
+
 # Rows of each target type that have no embedding under the model (parameter 1):
 # (target_id, text, platform, as_of, thread_id).
 _PENDING_SQL: dict[str, str] = {
-    "fact": """
-        SELECT f.id, f.text, f.platform, f.as_of, f.thread_id FROM facts f
+    "fact": f"""
+        SELECT f.id, f.text || COALESCE(char(10) || COALESCE(ev.sender_name || ': ', '')
+                                        || substr(ev.content, 1, {FACT_CONTEXT_CHARS}), ''),
+               f.platform, f.as_of, f.thread_id
+        FROM facts f LEFT JOIN events ev ON ev.id = f.source_event_id
         WHERE NOT EXISTS (SELECT 1 FROM embeddings e
                           WHERE e.target_type = 'fact' AND e.target_id = f.id AND e.model = ?)""",
     "observation": """

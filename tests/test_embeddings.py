@@ -12,7 +12,9 @@ from nexus_memory.embeddings import (
     embed_pending,
     get_embedder,
     rebuild_index,
+    reembed,
 )
+from nexus_memory.events import append_event, parse_event
 from nexus_memory.stores import Stores
 from nexus_memory.vector_index import VectorSearch, index_state
 
@@ -154,6 +156,31 @@ def test_rebuild_index_builds_ann_above_threshold(stores: Stores, embedder) -> N
     assert (stores.data_dir / "ann" / "all-MiniLM-L6-v2" / "fact" / "CURRENT").exists()
     search = VectorSearch(stores, embedder.model_name, embedder.dimension)
     assert search.search(embedder.encode_query("Alice's employer"), 1)[0][0] == "f1"
+
+
+def test_fact_is_embedded_with_its_source_message_and_reembed_refreshes(stores: Stores, embedder) -> None:
+    """An atomic fact ("It was Matt Patterson.") gets its message's context; reembed redoes old vectors."""
+    event = parse_event({"platform": "imessage", "sender_id": "+15550100", "sender_name": "Melanie",
+                         "content": "The concert last night was amazing! It was Matt Patterson, so talented.",
+                         "as_of": 1_700_000_000_000, "id": "m1"})
+    with stores.transaction():
+        append_event(stores, event)
+    _add_facts(stores, [("f1", "It was Matt Patterson.", "imessage", 1_000, "t1")])
+    stores.conn.execute("UPDATE facts SET source_event_id = ? WHERE id = 'f1'", (event.id,))
+    embed_pending(stores, embedder)
+    stored = np.frombuffer(stores.conn.execute("SELECT embedding FROM embeddings").fetchone()[0], "<f4")
+    with_context = embedder.encode([f"It was Matt Patterson.\nMelanie: {event.content}"])[0]
+    np.testing.assert_allclose(stored, with_context, atol=1e-5)
+    query = embedder.encode_query("Which concert did Melanie go to?")
+    # An old-style vector (the bare text) is replaced by reembed, and the index follows.
+    bare = embedder.encode(["It was Matt Patterson."])[0]
+    assert float(stored @ query) > float(bare @ query)
+    stores.conn.execute("UPDATE embeddings SET embedding = ?", (bare.tobytes(),))
+    assert reembed(stores, embedder).rows == 1
+    stored = np.frombuffer(stores.conn.execute("SELECT embedding FROM embeddings").fetchone()[0], "<f4")
+    np.testing.assert_allclose(stored, with_context, atol=1e-5)
+    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    assert search.search(query, 1)[0][0] == "f1"
 
 
 def test_missing_model_fails_clearly() -> None:

@@ -229,6 +229,21 @@ def test_entity_ranking_prefers_facts_linking_more_query_entities(stores: Stores
     assert response.results[0].metadata["scores"]["entity"] == 2.0
 
 
+def test_busy_entity_adds_no_list_unless_asked_for(stores: Stores) -> None:
+    """An entity linked to most facts (the user, a speaker) does not tell facts apart: no entity list."""
+    speaker = add_entity(stores, "Caroline")
+    facts = [add_fact(stores, f"Caroline mentioned item {i}", entities=[speaker], as_of=MAY_2023 + i * DAY)
+             for i in range(60)]
+    research = add_fact(stores, "She is researching adoption agencies", entities=[speaker])
+    response = recall(stores, "What did Caroline research?", scope=["facts"], budget="mid")
+    assert all("entity" not in r.ranks for r in response.results)
+    assert ids(response)[0] == research  # the keyword list alone decides
+    # A query about nothing but the entity, and the caller's `entity` filter, still get its facts.
+    assert all("entity" in r.ranks for r in recall(stores, "Caroline?", scope=["facts"]).results)
+    filtered = recall(stores, "What did Caroline research?", scope=["facts"], entity="Caroline")
+    assert {r.id for r in filtered.results if "entity" in r.ranks} >= {research, *facts[-5:]}
+
+
 def test_causal_alone_only_in_high_budget(stores: Stores, world: dict[str, str]) -> None:
     mid = recall(stores, "knee trail", scope=["facts"], budget="mid")
     assert world["physio"] not in ids(mid)

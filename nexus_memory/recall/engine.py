@@ -6,7 +6,8 @@ Seed 000's recall API. Strategies (which run depends on the budget):
 - keyword:  FTS5 BM25 over facts (terms chosen by `keyword.py`), LIKE over observation / mental
             model text (those tables have no FTS index; they are small next to facts);
 - entity:   entities named in the query or given as `entity`, then their latest facts through the
-            (entity_id, as_of DESC) index, ranked by how many query entities a fact links, then recency;
+            (entity_id, as_of DESC) index, ranked by how many query entities a fact links, then recency
+            (a named entity linked to over BUSY_ENTITY_SHARE of all facts tells nothing apart: skipped);
             for scope 'entities', the matching entities themselves;
 - causal:   (budget high) one hop along causal_links from the top fused facts.
 
@@ -669,6 +670,33 @@ def entity_search(ctx: _Context) -> list[Ranked]:
 ENTITY_SCAN_LIMIT = 500
 
 
+# A query entity linked to more than this share of all facts (the user, a conversation's speaker)
+# does not tell facts apart: its list would be a recency list of nearly everything, and in the fusion
+# it outvotes the semantic and keyword lists. Such a busy entity adds no list of its own, unless the
+# query names nothing else. Below BUSY_ENTITY_MIN facts no entity counts as busy.
+BUSY_ENTITY_SHARE = 0.1
+BUSY_ENTITY_MIN = 50
+
+
+def _busy_entities(conn: db.Connection, entity_ids: Sequence[str]) -> set[str]:
+    """The entities among `entity_ids` linked to more than BUSY_ENTITY_SHARE of all facts."""
+    total = conn.execute("SELECT max(rowid) FROM facts").fetchone()[0] or 0  # ≈ count, without a scan
+    threshold = max(BUSY_ENTITY_MIN, int(BUSY_ENTITY_SHARE * total))
+    # Counting stops at the threshold, so a busy entity costs at most that many index entries.
+    sql = "SELECT count(*) FROM (SELECT 1 FROM fact_entities WHERE entity_id = ? LIMIT ?)"
+    return {e for e in entity_ids if conn.execute(sql, (e, threshold)).fetchone()[0] >= threshold}
+
+
+def _terms_besides_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> bool:
+    """True when the query has search terms other than the words of these entities' names and aliases."""
+    marks = _marks(entity_ids) or "NULL"
+    rows = conn.execute(f"""SELECT name FROM entities WHERE id IN ({marks})
+                            UNION ALL SELECT alias FROM aliases WHERE entity_id IN ({marks})""",
+                        [*entity_ids, *entity_ids]).fetchall()
+    name_words = {word for (name,) in rows for word in keyword.tokenize(name)}
+    return any(term not in name_words for term in keyword.extract_terms(text))
+
+
 def _entity_facts(ctx: _Context, entity_ids: Sequence[str]) -> Ranked:
     """Latest facts per entity via (entity_id, as_of DESC); rank by entities linked, then recency."""
     where, args = ctx.filters.fact_sql("f")
@@ -683,10 +711,14 @@ def _entity_facts(ctx: _Context, entity_ids: Sequence[str]) -> Ranked:
     links: dict[str, int] = {}
     as_of: dict[str, int] = {}
     overlap: dict[str, int] = {}
-    # A busy entity (the speaker of a whole conversation) links most facts; ranking its facts by the
-    # query's other words before recency keeps this list about the question, not just the person.
+    # An entity with many facts (the `entity` filter's) is ranked by the query's other words before
+    # recency, which keeps this list about the question, not just the person.
     stems = {t[:5] for t in keyword.extract_terms(ctx.text)}
-    for entity_id in entity_ids:
+    # Busy entities count only when the query is about nothing but its entities ("Tyler?"), or when
+    # the caller asked for them with the `entity` filter.
+    busy = _busy_entities(ctx.conn, entity_ids) if _terms_besides_names(ctx.conn, ctx.text, entity_ids) else set()
+    busy -= set(ctx.filters.entity_ids or ())
+    for entity_id in (e for e in entity_ids if e not in busy):
         rows = ctx.conn.execute(
             f"""SELECT fe.fact_id, fe.as_of, f.text FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
                 WHERE fe.entity_id = ?{time_sql} AND {where} ORDER BY fe.as_of DESC LIMIT ?""",
