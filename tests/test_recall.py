@@ -307,6 +307,21 @@ def test_time_filters_explicit_and_parsed(stores: Stores, embedded: dict[str, st
     assert off.time_after is None
 
 
+def test_parsed_date_boosts_facts_explicit_window_filters(stores: Stores) -> None:
+    """A date in the query ranks facts in its window first but keeps a near miss; explicit bounds filter."""
+    cake = add_fact(stores, "Tyler baked a lemon cake", as_of=MAY_2023)
+    bread = add_fact(stores, "Tyler baked sourdough bread", as_of=JUNE_2023)
+    parsed = recall(stores, "What did Tyler bake in May 2023?", scope=["facts"], reference_time=REFERENCE)
+    assert ids(parsed) == [cake, bread]
+    assert parsed.time_after == int(datetime(2023, 5, 1, tzinfo=UTC).timestamp() * 1000)
+    may_start, june_start = parsed.time_after, parsed.time_before + 1
+    explicit = recall(stores, "What did Tyler bake?", scope=["facts"], time_after=may_start,
+                      time_before=june_start - 1)
+    assert ids(explicit) == [cake]
+    # A date-only query is its window: nothing from outside it.
+    assert ids(recall(stores, "May 2023", scope=["facts"], reference_time=REFERENCE)) == [cake]
+
+
 def test_entity_filter_by_name_alias_id_and_unknown(stores: Stores, embedded: dict[str, str],
                                                     fake: FakeEmbedder) -> None:
     for value in ("Sarah Connor", "sare", embedded["sarah"]):

@@ -17,6 +17,11 @@ handled by scoring the few matching facts exactly when the filter is selective (
 and otherwise by over-fetching 4x from the index and filtering in SQL (which can return fewer than
 the limit when the filter is both loose and far from the query).
 
+A date in the query ("in May 2023") boosts facts rather than filters them: semantic and keyword search
+run once inside its window and once over all time, so facts in the window score in both lists and a fact
+just outside a guessed window ("last week" that was nine days ago) can still come back. Explicit
+time_after / time_before are hard filters.
+
 Lists are fused by RRF (k=60). Observations and mental models that clearly match (cosine >=
 HIGHER_LAYER_MIN_SIM, or most query terms when there is no vector) go first, mental models before
 observations (seed 000's hierarchical retrieval); the rest is diversified by MMR (lambda 0.7).
@@ -30,7 +35,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -225,6 +230,8 @@ class _Context:
     limit: int
     vector_search: VectorSearch | None = None
     query_vector: np.ndarray | None = None
+    # Filters without the window parsed from the query, when that window is a boost (module docstring).
+    any_time: Filters | None = None
 
     @property
     def conn(self) -> db.Connection:
@@ -267,15 +274,17 @@ def recall(
     types = _scope_types(scope)
     raw = _sanitize(query)
     text = raw
-    if parse_dates:
-        window = parse_time_window(raw, reference_time)
-        if window is not None:
-            time_after = _tighter(time_after, window[0], max)
-            time_before = _tighter(time_before, window[1], min)
-            text = window[2]
     entity_ids = _resolve_entity_filter(stores.conn, entity) if entity is not None else None
-    filters = Filters(time_after, time_before, platform, thread_id, session_id, exclude_session_id, entity_ids)
+    hard = Filters(time_after, time_before, platform, thread_id, session_id, exclude_session_id, entity_ids)
+    window = parse_time_window(raw, reference_time) if parse_dates else None
+    if window is not None:
+        time_after = _tighter(time_after, window[0], max)
+        time_before = _tighter(time_before, window[1], min)
+        text = window[2]
+    filters = replace(hard, time_after=time_after, time_before=time_before)
     ctx = _Context(stores, text, types, filters, plan.limit)
+    if window is not None and keyword.extract_terms(text):  # a date-only query is the window itself
+        ctx.any_time = hard
 
     def finish(results: list[RecallResult]) -> RecallResponse:
         timings["total"] = _ms_since(started)
@@ -374,6 +383,14 @@ def _run_strategies(ctx: _Context, plan: Budget, embedder: Embedder | None,
     if "keyword" in strategies:
         with _timed(timings, "keyword"):
             lists["keyword"] += keyword_search(ctx)
+    if ctx.any_time is not None and "fact" in ctx.types:
+        with _timed(timings, "any_time"):
+            # Facts only: higher layers that match go first, so one outside the window would lead.
+            wide = replace(ctx, types=("fact",), filters=ctx.any_time, any_time=None)
+            if lists["semantic"]:
+                lists["semantic"].append(semantic_search(wide))
+            if "keyword" in strategies:
+                lists["keyword"] += keyword_search(wide)
     if "entity" in strategies:
         with _timed(timings, "entity"):
             lists["entity"] += entity_search(ctx)
