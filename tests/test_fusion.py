@@ -13,7 +13,7 @@ from nexus_memory.stores import Stores
 
 
 def test_rrf_exact_scores_and_order() -> None:
-    fused = rrf_fuse([["a", "b", "c"], ["b", "c", "d"]])
+    fused = rrf_fuse([["a", "b", "c"], ["b", "c", "d"]], k=60)
     assert [item for item, _ in fused] == ["b", "c", "a", "d"]
     scores = dict(fused)
     assert scores["a"] == pytest.approx(1 / 61)
@@ -25,8 +25,16 @@ def test_rrf_exact_scores_and_order() -> None:
 def test_rrf_custom_k_ties_duplicates_and_empty() -> None:
     assert rrf_fuse([["a", "b"], ["b"]], k=1) == [("b", pytest.approx(1 / 3 + 1 / 2)), ("a", 0.5)]
     assert [i for i, _ in rrf_fuse([["x"], ["y"]])] == ["x", "y"]  # tie: first seen first
-    assert rrf_fuse([["a", "a", "b"]]) == [("a", pytest.approx(1 / 61)), ("b", pytest.approx(1 / 63))]
+    assert rrf_fuse([["a", "a", "b"]], k=60) == [("a", pytest.approx(1 / 61)), ("b", pytest.approx(1 / 63))]
     assert rrf_fuse([]) == [] and rrf_fuse([[], []]) == []
+
+
+def test_rrf_weights_per_list() -> None:
+    # a: 2/(20+1) = 0.0952; b: 2/(20+2) + 1/(20+1) = 0.1385 (second in the weighted list, first in the other).
+    fused = rrf_fuse([["a", "b"], ["b", "c"]], weights=[2.0, 1.0])
+    assert fused == [("b", pytest.approx(2 / 22 + 1 / 21)), ("a", pytest.approx(2 / 21)), ("c", pytest.approx(1 / 22))]
+    # Weighted 2, a list's first item beats one ranked second and third by two plain lists.
+    assert rrf_fuse([["a"], ["x", "b"], ["y", "z", "b"]], weights=[2, 1, 1])[0][0] == "a"
 
 
 # --- MMR ---------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from nexus_memory import identity
 from nexus_memory.config import load_settings
 from nexus_memory.ids import now_ms, ulid
 from nexus_memory.recall import RecallResponse, recall
-from nexus_memory.recall.engine import BUDGETS, TOOL_PLATFORM
+from nexus_memory.recall.engine import BUDGETS, STRATEGY_WEIGHTS, TOOL_PLATFORM
+from nexus_memory.recall.fusion import RRF_K
 from nexus_memory.stores import Stores
 
 MAY_2023 = int(datetime(2023, 5, 10, 12, tzinfo=UTC).timestamp() * 1000)
@@ -398,7 +399,7 @@ def test_provenance_fields(stores: Stores, embedded: dict[str, str], fake: FakeE
     assert sorted(e["name"] for e in job.entities) == ["Anthropic", "Tyler"]
     assert (job.platform, job.thread_id, job.session_id, job.as_of) == ("imessage", "t1", "s1", MAY_2023)
     assert set(job.ranks) == {"semantic", "keyword", "entity"}
-    assert job.score == pytest.approx(sum(1 / (60 + r) for r in job.ranks.values()))
+    assert job.score == pytest.approx(sum(STRATEGY_WEIGHTS.get(s, 1.0) / (RRF_K + r) for s, r in job.ranks.items()))
     obs = recall(stores, "outdoor person hikes", embedder=fake, scope=["observations"]).results[0]
     assert obs.id == embedded["obs"]
     assert set(obs.source_event_ids) == {f"ev-{embedded['hike']}", f"ev-{embedded['knee']}"}

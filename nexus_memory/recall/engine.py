@@ -22,7 +22,8 @@ run once inside its window and once over all time, so facts in the window score 
 just outside a guessed window ("last week" that was nine days ago) can still come back. Explicit
 time_after / time_before are hard filters.
 
-Lists are fused by RRF (k=60). Observations and mental models that clearly match (cosine >=
+Lists are fused by weighted RRF (k=20, semantic lists weighted 2; see fusion.RRF_K).
+Observations and mental models that clearly match (cosine >=
 HIGHER_LAYER_MIN_SIM, or most query terms when there is no vector) go first, mental models before
 observations (seed 000's hierarchical retrieval); the rest is diversified by MMR (lambda 0.7).
 """
@@ -42,7 +43,7 @@ import numpy as np
 
 from nexus_memory import db, identity
 from nexus_memory.recall import keyword
-from nexus_memory.recall.fusion import MMR_LAMBDA, RRF_K, mmr, rrf_fuse
+from nexus_memory.recall.fusion import MMR_LAMBDA, mmr, rrf_fuse
 from nexus_memory.recall.timeparse import parse_time_window
 from nexus_memory.stores import Stores
 
@@ -60,6 +61,9 @@ TOOL_PLATFORM = "memory_tool"  # platform of facts written through the agent too
 OBSERVATION_TYPE = "observation_v1"
 
 HIGHER_LAYER_MIN_SIM = 0.35  # MiniLM: unrelated sentences sit around 0.0-0.2, paraphrases above 0.5
+# The semantic list counts double in RRF: a mid recall fuses one semantic list against keyword and
+# entity lists, and without this the lexical side outvotes the model 2:1 (LoCoMo dev: see RRF_K).
+STRATEGY_WEIGHTS = {"semantic": 2.0}
 KEYWORD_WINDOW = 2_000  # BM25 scores at most the newest this-many matching facts (see _fts_facts)
 EXACT_SCAN_MAX = 5_000  # a filter matching at most this many facts is scored exactly, not via the index
 SEMANTIC_OVERFETCH = 4  # index over-fetch when filters remain that the index cannot apply
@@ -396,7 +400,7 @@ def _run_strategies(ctx: _Context, plan: Budget, embedder: Embedder | None,
             lists["entity"] += entity_search(ctx)
     if "causal" in strategies and "fact" in ctx.types:
         with _timed(timings, "causal"):
-            seeds = [_split_key(k)[1] for k, _ in rrf_fuse(_id_lists(lists)) if k.startswith("fact:")]
+            seeds = [_split_key(k)[1] for k, _ in _fuse(lists) if k.startswith("fact:")]
             lists["causal"].append(causal_search(ctx, seeds[:CAUSAL_SEEDS]))
     if not any(any(ranked) for ranked in lists.values()) and _has_restriction(ctx.filters) \
             and "fact" in ctx.types:
@@ -410,8 +414,11 @@ def _has_restriction(filters: Filters) -> bool:
                                        filters.thread_id, filters.session_id, filters.entity_ids))
 
 
-def _id_lists(lists: dict[str, list[Ranked]]) -> list[list[str]]:
-    return [[key for key, _ in ranked] for group in lists.values() for ranked in group if ranked]
+def _fuse(lists: dict[str, list[Ranked]]) -> list[tuple[str, float]]:
+    """Weighted RRF over every non-empty list, each weighted by its strategy."""
+    named = [(name, ranked) for name, group in lists.items() for ranked in group if ranked]
+    return rrf_fuse([[key for key, _ in ranked] for _, ranked in named],
+                    weights=[STRATEGY_WEIGHTS.get(name, 1.0) for name, _ in named])
 
 
 def _prepare_semantic(ctx: _Context, embedder: Embedder | None) -> None:
@@ -787,7 +794,7 @@ def _fuse_and_order(ctx: _Context, lists: dict[str, list[Ranked]], max_results: 
                     timings: dict[str, float]) -> tuple[dict[str, float], list[str]]:
     """RRF over every list, qualifying higher-layer items first, MMR over the rest."""
     with _timed(timings, "fusion"):
-        fused = dict(rrf_fuse(_id_lists(lists), k=RRF_K))
+        fused = dict(_fuse(lists))
         ordered = list(fused)
         front = _qualifying_higher_layer(ctx, lists, ordered)[: max(1, max_results // 2)]
     with _timed(timings, "mmr"):
