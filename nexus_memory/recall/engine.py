@@ -7,7 +7,7 @@ Seed 000's recall API. Strategies (which run depends on the budget):
             model text (those tables have no FTS index; they are small next to facts);
 - entity:   entities named in the query or given as `entity`, then their latest facts through the
             (entity_id, as_of DESC) index, ranked by how many query entities a fact links, then recency
-            (a named entity linked to over BUSY_ENTITY_SHARE of all facts tells nothing apart: skipped);
+            (a named entity linked to over BUSY_ENTITY_SHARE of recent facts tells nothing apart: skipped);
             for scope 'entities', the matching entities themselves;
 - causal:   (budget high) one hop along causal_links from the top fused facts.
 
