@@ -13,7 +13,7 @@ from nexus_memory.stores import Stores
 from nexus_memory_assets import assets
 from nexus_memory_assets.definitions import defs
 from nexus_memory_assets.partitions import partition_key
-from resources import StoresResource, WriterResource
+from resources import EmbedderResource, StoresResource, WriterResource
 from sensors import new_events_sensor
 
 EVENTS = [
@@ -111,3 +111,28 @@ def test_full_pipeline_for_a_partition_writes_facts_and_vectors(settings: Settin
         assert stores.conn.execute("SELECT count(*) FROM contacts WHERE handle LIKE 'priya.k%'").fetchone()[0] == 0
         assert counts["merge_candidates"] >= 1
     assert WriterResource().get_writer().name == "offline"
+
+
+def test_reembed_job_recomputes_vectors_and_reports(settings: Settings) -> None:
+    """The repair job an operator launches from the UI: vectors recomputed, counts in its metadata."""
+    from nexus_memory.embeddings import embed_pending, get_embedder
+    from nexus_memory_assets.maintenance import reembed_job
+
+    with Stores(settings) as stores, stores.transaction():
+        stores.conn.executemany(
+            "INSERT INTO facts(id, text, as_of, ingested_at, created_at) VALUES (?, ?, 0, 0, 0)",
+            [("f1", "Alice works at Acme"), ("f2", "Bob likes hiking")])
+    with Stores(settings) as stores:
+        embed_pending(stores, get_embedder())
+        stores.conn.execute("UPDATE embeddings SET embedding = zeroblob(length(embedding))")
+    result = reembed_job.execute_in_process(
+        resources={"stores": StoresResource(data_dir=str(settings.data_dir)), "embedder": EmbedderResource()},
+        instance=dg.DagsterInstance.ephemeral())
+    assert result.success and result.output_for_node("reembed_vectors") == 2
+    output = next(e for e in result.events_for_node("reembed_vectors") if e.is_successful_output)
+    metadata = output.step_output_data.metadata
+    assert metadata["rows"].value == 2 and metadata["by_type"].value == {"fact": 2}
+    with Stores(settings) as stores:
+        norms = [sum(b * b for b in memoryview(r[0]).cast("f")) for r in stores.conn.execute(
+            "SELECT embedding FROM embeddings")]
+        assert len(norms) == 2 and all(abs(n - 1.0) < 1e-4 for n in norms)
