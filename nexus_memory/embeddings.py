@@ -68,16 +68,20 @@ class Embedder:
         if not texts:
             return np.empty((0, self.dimension), np.float32)
         with self._lock:
-            vectors = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                                        normalize_embeddings=True, show_progress_bar=False)
+            return self._encode_unlocked(texts, batch_size)
+
+    def _encode_unlocked(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        vectors = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                                    normalize_embeddings=True, show_progress_bar=False)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def encode_query(self, text: str) -> np.ndarray:
         """Embed one search query: float32 (dimension,), unit length (ONNX when available, else torch)."""
         text = self.query_prefix + text
-        if self.query_backend == "onnx":
+        # Checked before taking the lock: once loaded, queries must not wait behind a batch encode.
+        if self.query_backend == "onnx" and self._query_encoder is None:
             with self._lock:
-                if self._query_encoder is None:
+                if self._query_encoder is None and self.query_backend == "onnx":
                     self._query_encoder = load_onnx_encoder(self.model, self.model_name, self._torch_query)
                     if self._query_encoder is None:
                         self.query_backend = "torch"
@@ -86,8 +90,8 @@ class Embedder:
         return self.encode([text], batch_size=1)[0]
 
     def _torch_query(self, text: str) -> np.ndarray:
-        vectors = self.model.encode([text], convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(vectors[0], dtype=np.float32)
+        # The ONNX twin's parity reference; called while self._lock is held, hence unlocked.
+        return self._encode_unlocked([text], 1)[0]
 
 
 _EMBEDDERS: dict[str, Embedder] = {}

@@ -358,23 +358,9 @@ class ModelTools:
         if name not in self.handlers:
             raise ToolError(f"unknown tool {name!r}; tools are {', '.join(sorted(self.handlers))}")
         _check_keys(name, args)
-        with self._tool_savepoint():
-            return self.handlers[name](args)
-
-    @contextmanager
-    def _tool_savepoint(self) -> Iterator[None]:
         # Some tools write several rows; a failure half-way must not leave the first ones.
-        conn = self.tools.conn
-        facts, mentions = list(self.tools.facts_written), dict(self.tools.entity_mentions)
-        conn.execute("SAVEPOINT llm_tool")
-        try:
-            yield
-        except BaseException:
-            conn.execute("ROLLBACK TO llm_tool")
-            conn.execute("RELEASE llm_tool")
-            _restore(self.tools, facts, mentions)
-            raise
-        conn.execute("RELEASE llm_tool")
+        with _savepoint(self.tools, "llm_tool"):
+            return self.handlers[name](args)
 
     def source_event(self, value: str | None) -> Event:
         """The episode event a ref (e1), an id, or the id's unique tail names."""
@@ -528,7 +514,7 @@ class LLMWriter:
         user_message = render_episode(tools, episode)
         for attempt in range(self.max_retries + 1):
             try:
-                with _attempt_savepoint(tools):
+                with _savepoint(tools, "llm_attempt"):
                     summary = self._attempt(tools, episode, user_message, run, attempt)
             except _AttemptFailed as exc:
                 run.failures.append(f"attempt {attempt + 1}: {exc.reason}")
@@ -655,19 +641,19 @@ class LLMWriter:
 
 
 @contextmanager
-def _attempt_savepoint(tools: WriterTools) -> Iterator[None]:
-    """Roll one attempt's writes (and the tools' counters) back when it fails; keep them otherwise."""
+def _savepoint(tools: WriterTools, name: str) -> Iterator[None]:
+    """Roll the block's writes (and the tools' counters) back when it fails; keep them otherwise."""
     conn = tools.conn
     facts, mentions = list(tools.facts_written), dict(tools.entity_mentions)
-    conn.execute("SAVEPOINT llm_attempt")
+    conn.execute(f"SAVEPOINT {name}")
     try:
         yield
     except BaseException:
-        conn.execute("ROLLBACK TO llm_attempt")
-        conn.execute("RELEASE llm_attempt")
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
         _restore(tools, facts, mentions)
         raise
-    conn.execute("RELEASE llm_attempt")
+    conn.execute(f"RELEASE {name}")
 
 
 def _restore(tools: WriterTools, facts: list[str], mentions: dict[str, int]) -> None:
