@@ -77,7 +77,13 @@ class Embedder:
 
     def encode_query(self, text: str) -> np.ndarray:
         """Embed one search query: float32 (dimension,), unit length (ONNX when available, else torch)."""
-        text = self.query_prefix + text
+        return self.encode_queries([text])[0]
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed a few search queries in one run: float32 (len(texts), dimension), rows of unit length."""
+        if not texts:
+            return np.empty((0, self.dimension), np.float32)
+        texts = [self.query_prefix + text for text in texts]
         # Checked before taking the lock: once loaded, queries must not wait behind a batch encode.
         if self.query_backend == "onnx" and self._query_encoder is None:
             with self._lock:
@@ -86,8 +92,8 @@ class Embedder:
                     if self._query_encoder is None:
                         self.query_backend = "torch"
         if self._query_encoder is not None:
-            return self._query_encoder.encode(text)
-        return self.encode([text], batch_size=1)[0]
+            return self._query_encoder.encode(texts)
+        return self.encode(texts, batch_size=len(texts))
 
     def _torch_query(self, text: str) -> np.ndarray:
         # The ONNX twin's parity reference; called while self._lock is held, hence unlocked.

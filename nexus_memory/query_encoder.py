@@ -1,4 +1,4 @@
-"""Fast single-query embedding: the loaded sentence-transformers model, exported once to ONNX.
+"""Fast query embedding: the loaded sentence-transformers model, exported once to ONNX.
 
 Recall embeds one short query per call. torch spends ~11-20 ms on that on these 2 cores; onnxruntime
 runs the same graph in ~4-6 ms. The export is fp32, so query vectors match the torch vectors the
@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ def cache_dir() -> Path:
 
 
 class OnnxQueryEncoder:
-    """Embeds one text at a time with onnxruntime: tokenise, run the transformer, pool, normalise."""
+    """Embeds search queries with onnxruntime: tokenise, run the transformer, pool, normalise."""
 
     def __init__(self, session: Any, tokenizer: Any, pooling: str, max_length: int, input_names: list[str]) -> None:
         self.session = session
@@ -43,14 +44,19 @@ class OnnxQueryEncoder:
         self.max_length = max_length
         self.input_names = input_names
 
-    def encode(self, text: str) -> np.ndarray:
-        """float32 (dimension,), unit length."""
-        tokens = self.tokenizer([text], return_tensors="np", truncation=True, max_length=self.max_length)
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 (len(texts), dimension), rows of unit length; one run for all texts."""
+        tokens = self.tokenizer(list(texts), return_tensors="np", truncation=True, max_length=self.max_length,
+                                padding=True)
         feed = {name: tokens[name].astype(np.int64) for name in self.input_names}
-        hidden = self.session.run(None, feed)[0][0]  # (sequence, dimension)
-        # One text means no padding, so mean pooling is a plain mean over its tokens.
-        vector = (hidden[0] if self.pooling == "cls" else hidden.mean(axis=0)).astype(np.float32)
-        return vector / max(float(np.linalg.norm(vector)), 1e-12)
+        hidden = self.session.run(None, feed)[0]  # (texts, sequence, dimension)
+        if self.pooling == "cls":
+            vectors = hidden[:, 0]
+        else:  # mean over each text's own tokens, padding left out
+            mask = tokens["attention_mask"][..., None].astype(np.float32)
+            vectors = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)
+        vectors = vectors.astype(np.float32)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def load_onnx_encoder(model: Any, model_name: str, reference: Any) -> OnnxQueryEncoder | None:
@@ -63,7 +69,7 @@ def load_onnx_encoder(model: Any, model_name: str, reference: Any) -> OnnxQueryE
     except Exception as exc:  # any failure keeps the torch path; recall must not break over speed
         log.warning("query embedding stays on torch: %s: %s", type(exc).__name__, exc)
         return None
-    worst = min(float(encoder.encode(text) @ reference(text)) for text in _PARITY_PROBES)
+    worst = min(float(encoder.encode([text])[0] @ reference(text)) for text in _PARITY_PROBES)
     if worst < PARITY_MIN_COSINE:
         log.warning("query embedding stays on torch: ONNX export of %s differs (cosine %.5f)", model_name, worst)
         return None

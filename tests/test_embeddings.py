@@ -120,6 +120,9 @@ class _FakeEmbedder:
     def encode_query(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
 
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        return self.encode(texts)
+
 
 def test_model_change_is_detected_and_rebuild_switches(stores: Stores, embedder) -> None:
     _add_facts(stores, FACTS)

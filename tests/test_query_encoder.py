@@ -33,6 +33,12 @@ def test_onnx_matches_torch_and_is_cached(model, tmp_path: Path, monkeypatch: py
         assert got.shape == expected.shape and got.dtype == np.float32
         assert float(got @ expected) > 0.9999, text[:40]
     assert onnx_side.query_backend == "onnx" and onnx_side._query_encoder is not None
+    # Several queries in one run (padded to the longest): each row as if embedded alone.
+    together = onnx_side.encode_queries(QUERIES)
+    assert together.shape == (len(QUERIES), 384)
+    for row, text in zip(together, QUERIES, strict=True):
+        assert float(row @ torch_side.encode_query(text)) > 0.9999, text[:40]
+    assert onnx_side.encode_queries([]).shape == (0, 384)
     exported = list((tmp_path / "onnx").glob("*.onnx"))
     assert len(exported) == 1 and not list((tmp_path / "onnx").glob("*.part"))
     # A second embedder reuses the cached file rather than exporting again.

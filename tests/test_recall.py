@@ -15,7 +15,7 @@ from nexus_memory import identity
 from nexus_memory.config import load_settings
 from nexus_memory.ids import now_ms, ulid
 from nexus_memory.recall import RecallResponse, recall
-from nexus_memory.recall.engine import BUDGETS, STRATEGY_WEIGHTS, TOOL_PLATFORM
+from nexus_memory.recall.engine import BUDGETS, STRATEGY_WEIGHTS, TOOL_PLATFORM, without_names
 from nexus_memory.recall.fusion import RRF_K
 from nexus_memory.stores import Stores
 
@@ -31,7 +31,7 @@ DAY = 86_400_000
 class FakeEmbedder:
     """Bag of words hashed into 256 dims: texts sharing words are similar, others orthogonal.
 
-    Implements the Embedder interface (model_name, dimension, encode, encode_query).
+    Implements the Embedder interface (model_name, dimension, encode, encode_query, encode_queries).
     """
 
     model_name = "fake-bow"
@@ -59,6 +59,9 @@ class FakeEmbedder:
 
     def encode_query(self, text: str) -> np.ndarray:
         return self._vector(text)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode(texts)
 
 
 # --- plain-SQL helpers to put rows in the stores -----------------------------------------------
@@ -243,6 +246,55 @@ def test_busy_entity_adds_no_list_unless_asked_for(stores: Stores) -> None:
     assert all("entity" in r.ranks for r in recall(stores, "Caroline?", scope=["facts"]).results)
     filtered = recall(stores, "What did Caroline research?", scope=["facts"], entity="Caroline")
     assert {r.id for r in filtered.results if "entity" in r.ranks} >= {research, *facts[-5:]}
+
+
+class RecordingEmbedder(FakeEmbedder):
+    """Remembers the query texts it was asked to embed together."""
+
+    def __init__(self) -> None:
+        self.query_batches: list[list[str]] = []
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self.query_batches.append(list(texts))
+        return super().encode_queries(texts)
+
+
+def test_busy_name_is_averaged_out_of_the_query_embedding(stores: Stores) -> None:
+    """A busy speaker's name in every fact would pull the query toward whatever repeats it most."""
+    speaker = add_entity(stores, "Caroline Smith")
+    noise = [add_fact(stores, f"Caroline told Caroline's friend Caroline felt fine on day {i}",
+                      entities=[speaker], as_of=MAY_2023 + i * DAY) for i in range(60)]
+    agencies = add_fact(stores, "Caroline is researching adoption agencies", entities=[speaker])
+    embedder = RecordingEmbedder()
+    embed_all(stores, embedder)
+    response = recall(stores, "Caroline's adoption research?", scope=["facts"], budget="low", embedder=embedder)
+    # Embedded with and without the name (a person's first name counts, possessive included).
+    assert embedder.query_batches[-1] == ["Caroline's adoption research?", "adoption research?"]
+    assert ids(response)[0] == agencies
+    # One vector, the normalised mean of the two: the fact's score shows it.
+    with_name, without = embedder.encode(["Caroline's adoption research?", "adoption research?"])
+    mean = (with_name + without) / np.linalg.norm(with_name + without)
+    expected = float(mean @ embedder.encode(["Caroline is researching adoption agencies"])[0])
+    assert response.results[0].metadata["scores"]["semantic"] == pytest.approx(expected, abs=1e-5)
+    assert len(noise) == 60
+    # Nothing but the name, or a name that is not busy: the query is embedded as it is.
+    recall(stores, "Caroline?", scope=["facts"], budget="low", embedder=embedder)
+    assert embedder.query_batches[-1] == ["Caroline?"]
+    other = add_entity(stores, "Melanie")
+    add_fact(stores, "Melanie paints", entities=[other])
+    recall(stores, "What does Melanie paint?", scope=["facts"], budget="low", embedder=embedder)
+    assert embedder.query_batches[-1] == ["What does Melanie paint?"]
+
+
+def test_without_names(stores: Stores) -> None:
+    person = add_entity(stores, "Sarah Connor", aliases=["Sare"])
+    concept = add_entity(stores, "machine learning", "concept")
+    assert without_names(stores.conn, "Where does Sarah Connor live?", [person]) == "Where does live?"
+    assert without_names(stores.conn, "sarah's and Sare's plans", [person]) == "and plans"
+    assert without_names(stores.conn, "Sarahs plans", [person]) is None  # a whole word only
+    assert without_names(stores.conn, "Sarah Connor?", [person]) is None  # nothing left to search
+    assert without_names(stores.conn, "machine learning course", [concept]) == "course"
+    assert without_names(stores.conn, "a learning machine", [concept]) is None  # concepts go only whole
 
 
 def test_causal_alone_only_in_high_budget(stores: Stores, world: dict[str, str]) -> None:

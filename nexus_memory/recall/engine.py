@@ -17,6 +17,9 @@ handled by scoring the few matching facts exactly when the filter is selective (
 and otherwise by over-fetching 4x from the index and filtering in SQL (which can return fewer than
 the limit when the filter is both loose and far from the query).
 
+A busy entity named in the query (see BUSY_ENTITY_SHARE) also tells little apart for the semantic
+strategy: the query is embedded with and without its name and the two vectors are averaged.
+
 A date in the query ("in May 2023") boosts facts rather than filters them: semantic and keyword search
 run once inside its window and once over all time, so facts in the window score in both lists and a fact
 just outside a guessed window ("last week" that was nine days ago) can still come back. Explicit
@@ -236,6 +239,8 @@ class _Context:
     query_vector: np.ndarray | None = None
     # Filters without the window parsed from the query, when that window is a boost (module docstring).
     any_time: Filters | None = None
+    named: list[str] = field(default_factory=list)  # entities the query text names (match_query_entities)
+    busy: set[str] = field(default_factory=set)  # those of them that are busy (_busy_entities)
 
     @property
     def conn(self) -> db.Connection:
@@ -287,6 +292,8 @@ def recall(
         text = window[2]
     filters = replace(hard, time_after=time_after, time_before=time_before)
     ctx = _Context(stores, text, types, filters, plan.limit)
+    ctx.named = match_query_entities(stores.conn, text)
+    ctx.busy = _busy_entities(stores.conn, ctx.named) if ctx.named else set()
     if window is not None and keyword.extract_terms(text):  # a date-only query is the window itself
         ctx.any_time = hard
 
@@ -432,7 +439,13 @@ def _prepare_semantic(ctx: _Context, embedder: Embedder | None) -> None:
     from nexus_memory.vector_index import VectorSearch
 
     ctx.vector_search = VectorSearch(ctx.stores, embedder.model_name, embedder.dimension)
-    ctx.query_vector = np.asarray(embedder.encode_query(ctx.text[:EMBED_CHARS]), dtype=np.float32)
+    # A busy entity's name (the user, a conversation partner) is in most facts, and in a short query it
+    # pulls the embedding toward every fact that repeats it. Averaging with the query embedded without
+    # it keeps who the question is about while what it asks decides the ranking (module docstring).
+    generic = without_names(ctx.conn, ctx.text, sorted(ctx.busy)) if ctx.busy else None
+    texts = [ctx.text[:EMBED_CHARS]] + ([generic[:EMBED_CHARS]] if generic is not None else [])
+    vector = np.asarray(embedder.encode_queries(texts), dtype=np.float32).sum(axis=0)
+    ctx.query_vector = vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
 _UNLOADABLE: set[str] = set()  # models that failed to load in this process: don't retry every query
@@ -637,7 +650,7 @@ def _first_name_matches(conn: db.Connection, text: str) -> list[tuple[int, int, 
     An index range scan on entities.normalized per word; ranked after every exact match.
     """
     found: list[tuple[int, int, str]] = []
-    words = [w.strip(_TRIM) for w in text.split()][:MAX_NGRAM_TOKENS]
+    words = [re.sub(r"['’]s$", "", w.strip(_TRIM)) for w in text.split()][:MAX_NGRAM_TOKENS]
     seen: set[str] = set()
     for position, word in enumerate(words):
         key = identity.normalize(word)
@@ -675,7 +688,7 @@ def _ngrams(text: str) -> dict[str, tuple[int, int]]:
 def entity_search(ctx: _Context) -> list[Ranked]:
     """Facts of the query's entities (and the `entity` filter's), plus matching entity results."""
     conn, f = ctx.conn, ctx.filters
-    named = match_query_entities(conn, ctx.text)
+    named = ctx.named
     query_entities = list(dict.fromkeys([*(f.entity_ids or ()), *named]))[:MAX_QUERY_ENTITIES]
     lists: list[Ranked] = []
     if "fact" in ctx.types and query_entities:
@@ -719,14 +732,38 @@ def _busy_entities(conn: db.Connection, entity_ids: Sequence[str]) -> set[str]:
             if count >= BUSY_ENTITY_SHARE * sample and (sample >= BUSY_SAMPLE or count >= BUSY_ENTITY_MIN)}
 
 
+def _names(conn: db.Connection, entity_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(name or alias, entity type) of these entities."""
+    marks = _marks(entity_ids) or "NULL"
+    return conn.execute(f"""SELECT name, type FROM entities WHERE id IN ({marks})
+                            UNION ALL SELECT a.alias, n.type FROM aliases a JOIN entities n ON n.id = a.entity_id
+                            WHERE a.entity_id IN ({marks})""",
+                        [*entity_ids, *entity_ids]).fetchall()
+
+
 def _terms_besides_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> bool:
     """True when the query has search terms other than the words of these entities' names and aliases."""
-    marks = _marks(entity_ids) or "NULL"
-    rows = conn.execute(f"""SELECT name FROM entities WHERE id IN ({marks})
-                            UNION ALL SELECT alias FROM aliases WHERE entity_id IN ({marks})""",
-                        [*entity_ids, *entity_ids]).fetchall()
-    name_words = {word for (name,) in rows for word in keyword.tokenize(name)}
+    name_words = {word for name, _ in _names(conn, entity_ids) for word in keyword.tokenize(name)}
     return any(term not in name_words for term in keyword.extract_terms(text))
+
+
+def without_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> str | None:
+    """`text` with these entities' names and aliases taken out, and a person's single names ("Sarah").
+
+    None when nothing was taken out, or nothing searchable is left.
+    """
+    words = {w for name, kind in _names(conn, entity_ids)
+             for w in (name, *(name.split() if kind == "person" else ()))
+             if len(w) > 1 and w.lower() not in keyword.STOPWORDS}
+    if not words:
+        return None
+    # Longest first so "Sarah Connor" goes as a whole; possessives go with the name.
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    stripped = re.sub(rf"(?<!\w)(?:{alternatives})(?:'s|’s)?(?!\w)", " ", text, flags=re.IGNORECASE)
+    stripped = " ".join(stripped.split())
+    if stripped == " ".join(text.split()) or not keyword.extract_terms(stripped):
+        return None
+    return stripped
 
 
 def _entity_facts(ctx: _Context, entity_ids: Sequence[str]) -> Ranked:
@@ -748,8 +785,8 @@ def _entity_facts(ctx: _Context, entity_ids: Sequence[str]) -> Ranked:
     stems = {t[:5] for t in keyword.extract_terms(ctx.text)}
     # Busy entities count only when the query is about nothing but its entities ("Tyler?"), or when
     # the caller asked for them with the `entity` filter.
-    busy = _busy_entities(ctx.conn, entity_ids) if _terms_besides_names(ctx.conn, ctx.text, entity_ids) else set()
-    busy -= set(ctx.filters.entity_ids or ())
+    busy = ctx.busy - set(ctx.filters.entity_ids or ()) \
+        if _terms_besides_names(ctx.conn, ctx.text, entity_ids) else set()
     for entity_id in (e for e in entity_ids if e not in busy):
         rows = ctx.conn.execute(
             f"""SELECT fe.fact_id, fe.as_of, f.text FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
