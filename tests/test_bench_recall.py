@@ -10,11 +10,12 @@ from nexus_memory.bench_recall import run
 def test_bench_recall_reports_every_budget_and_baseline(tmp_path: Path) -> None:
     result = run(3000, queries=5, data_dir=tmp_path / "bench", sentences=60)
     assert result["facts"] == 3000
-    for budget in ("low", "mid", "high", "get_context"):
+    for budget in ("low", "mid", "high", "get_context", "mid_busy_name"):
         figures = result["recall"][budget]
         assert 0 < figures["p50_ms"] <= figures["p95_ms"], budget
     for baseline in ("exact_numpy", "exact_sqlite_vec", "query_embedding", "query_embedding_torch", "search_only"):
         assert result[baseline]["p50_ms"] > 0, baseline
     # The index is approximate: its recall against exact search is reported, and high on clustered vectors.
     assert 0.8 <= result["recall_at_20"] <= 1.0
+    assert result["recall"]["mid_busy_name"]["person"] == "Alice"  # the Zipf head of the synthetic links
     assert set(result["filtered"]) == {"platform", "time_90d", "thread"}
