@@ -30,11 +30,11 @@ from nexus_memory.recall.engine import (
     BUDGETS,
     SCOPES,
     TOOL_PLATFORM,
-    RecallResult,
-    match_query_entities,
     recall,
     resolve_entity,
 )
+from nexus_memory.recall.query_entities import match_query_entities
+from nexus_memory.recall.results import RecallResult
 from nexus_memory.stores import Stores
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,8 @@ import logging
 from datetime import UTC, datetime
 
 from nexus_memory import db
-from nexus_memory.recall.engine import RecallResult, recall, touch_results
+from nexus_memory.recall.engine import recall
+from nexus_memory.recall.results import RecallResult, touch_results
 from nexus_memory.stores import Stores
 
 log = logging.getLogger(__name__)

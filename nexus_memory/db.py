@@ -7,7 +7,7 @@ can load sqlite-vec: pysqlite3 (bundles a current SQLite), then the stdlib modul
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
@@ -140,3 +140,14 @@ def transaction(conn: Connection, *, immediate: bool = True) -> Iterator[Connect
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def placeholders(values: Sequence[object]) -> str:
+    """'?,?,?' for an IN (...) list of these values ('' for none)."""
+    return ",".join("?" * len(values))
+
+
+def chunked(values: Sequence[str], size: int = 500) -> Iterable[list[str]]:
+    """`values` in lists of at most `size`: IN lists stay under SQLite's variable limit."""
+    for start in range(0, len(values), size):
+        yield list(values[start:start + size])

@@ -17,6 +17,7 @@ from typing import Any
 from nexus_memory.events import Event, row_to_event
 from nexus_memory.ids import now_ms, stable_id
 from nexus_memory.stores import Stores
+from nexus_memory.tokens import estimate_tokens
 
 WRITER_DEFINITION = "thread_gap_30m"
 
@@ -61,11 +62,6 @@ DEFINITIONS: dict[str, EpisodeDefinition] = {
         ),
     )
 }
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count (~4 characters a token), enough for budgeting episode size."""
-    return max(1, len(text) // 4)
 
 
 @dataclass

@@ -69,7 +69,7 @@ def test_context_counts_injection_as_access_and_limits(stores: Stores, memory: d
 
 
 def test_noise_rule() -> None:
-    from nexus_memory.recall.engine import RecallResult
+    from nexus_memory.recall.results import RecallResult
 
     def result(ranks: dict[str, int], similarity: float | None) -> RecallResult:
         scores = {} if similarity is None else {"semantic": similarity}

@@ -15,8 +15,9 @@ from nexus_memory import identity
 from nexus_memory.config import load_settings
 from nexus_memory.ids import now_ms, ulid
 from nexus_memory.recall import RecallResponse, recall
-from nexus_memory.recall.engine import BUDGETS, STRATEGY_WEIGHTS, TOOL_PLATFORM, without_names
+from nexus_memory.recall.engine import BUDGETS, STRATEGY_WEIGHTS, TOOL_PLATFORM
 from nexus_memory.recall.fusion import RRF_K
+from nexus_memory.recall.query_entities import without_names
 from nexus_memory.stores import Stores
 
 MAY_2023 = int(datetime(2023, 5, 10, 12, tzinfo=UTC).timestamp() * 1000)

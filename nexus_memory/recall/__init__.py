@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from nexus_memory.recall.engine import RecallResponse, RecallResult, recall
+from nexus_memory.recall.engine import RecallResponse, recall
+from nexus_memory.recall.results import RecallResult
 
 __all__ = ["RecallResponse", "RecallResult", "recall"]

@@ -34,9 +34,7 @@ observations (seed 000's hierarchical retrieval); the rest is diversified by MMR
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -47,6 +45,14 @@ import numpy as np
 from nexus_memory import db, identity
 from nexus_memory.recall import keyword
 from nexus_memory.recall.fusion import MMR_LAMBDA, mmr, rrf_fuse
+from nexus_memory.recall.query_entities import (
+    MAX_QUERY_ENTITIES,
+    busy_entities,
+    match_query_entities,
+    terms_besides_names,
+    without_names,
+)
+from nexus_memory.recall.results import RecallResult, load_results, pack, touch_results
 from nexus_memory.recall.timeparse import parse_time_window
 from nexus_memory.stores import Stores
 
@@ -71,10 +77,7 @@ KEYWORD_WINDOW = 1_000  # BM25 scores at most the newest this-many matching fact
 EXACT_SCAN_MAX = 5_000  # a filter matching at most this many facts is scored exactly, not via the index
 SEMANTIC_OVERFETCH = 4  # index over-fetch when filters remain that the index cannot apply
 CAUSAL_SEEDS = 10  # top fused facts whose causal neighbours the high budget adds
-MAX_QUERY_ENTITIES = 10  # entities taken from one query
-MAX_NGRAM_TOKENS = 300  # words of the query scanned for entity names (n-grams up to 3)
 EMBED_CHARS = 2_000  # the model reads ~256 tokens anyway
-TOUCH_BUSY_MS = 200  # access counts are best effort: never wait long for the write lock
 
 
 @dataclass(frozen=True)
@@ -90,25 +93,6 @@ BUDGETS = {
     "mid": Budget(("semantic", "keyword", "entity"), 100),
     "high": Budget(("semantic", "keyword", "entity", "causal"), 200),
 }
-
-
-@dataclass
-class RecallResult:
-    """One recalled item with its provenance."""
-
-    id: str
-    type: str  # 'fact' | 'observation' | 'mental_model' | 'entity'
-    text: str
-    score: float  # fused RRF score
-    as_of: int | None
-    source_event_ids: list[str]
-    entities: list[dict]  # [{id, name, type}]
-    ranks: dict[str, int]  # strategy -> 1-based rank in that strategy's list
-    platform: str | None
-    thread_id: str | None
-    session_id: str | None
-    is_stale: bool = False
-    metadata: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -293,7 +277,7 @@ def recall(
     filters = replace(hard, time_after=time_after, time_before=time_before)
     ctx = _Context(stores, text, types, filters, plan.limit)
     ctx.named = match_query_entities(stores.conn, text)
-    ctx.busy = _busy_entities(stores.conn, ctx.named) if ctx.named else set()
+    ctx.busy = busy_entities(stores.conn, ctx.named) if ctx.named else set()
     if window is not None and keyword.extract_terms(text):  # a date-only query is the window itself
         ctx.any_time = hard
 
@@ -308,7 +292,7 @@ def recall(
     with _timed(timings, "materialize"):
         results = _materialize(ctx, order, fused, lists)
     if max_tokens is not None:
-        results = _pack(results, max_tokens)
+        results = pack(results, max_tokens)
     if touch and results:
         with _timed(timings, "touch"):
             touch_results(stores, results)
@@ -613,78 +597,6 @@ def _like_higher_layers(ctx: _Context, types: Sequence[str]) -> Ranked:
     return found[: ctx.limit]
 
 
-def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_ENTITIES) -> list[str]:
-    """Live entities whose name or alias is a 1-3 word n-gram of `text`, longest match first."""
-    grams = _ngrams(text)
-    if not grams:
-        return []
-    # (-words, position, id): longer (more specific) names first, then earlier in the query.
-    ids: list[tuple[int, int, str]] = []
-    keys = list(grams)
-    for start in range(0, len(keys), 400):
-        part = keys[start:start + 400]
-        marks = ",".join("?" * len(part))
-        rows = conn.execute(
-            f"""SELECT id, normalized FROM entities WHERE normalized IN ({marks})
-                UNION SELECT entity_id, normalized FROM aliases WHERE normalized IN ({marks})""",
-            [*part, *part],
-        ).fetchall()
-        for entity_id, normalized in rows:
-            ids.append((-grams[normalized][0], grams[normalized][1], entity_id))
-    ids += _first_name_matches(conn, text)
-    out: list[str] = []
-    for _, _, entity_id in sorted(ids):
-        canonical = identity.canonical_id(conn, entity_id)
-        if canonical not in out:
-            out.append(canonical)
-    return out[:limit]
-
-
-_TRIM = ".,;:!?\"'()[]{}<>«»“”‘’"
-FIRST_NAME_MATCHES = 3  # "Sarah" may be "Sarah Connor": the most mentioned few such entities
-
-
-def _first_name_matches(conn: db.Connection, text: str) -> list[tuple[int, int, str]]:
-    """Entities whose name starts with a capitalised query word ("Sarah" -> "sarah connor").
-
-    An index range scan on entities.normalized per word; ranked after every exact match.
-    """
-    found: list[tuple[int, int, str]] = []
-    words = [re.sub(r"['’]s$", "", w.strip(_TRIM)) for w in text.split()][:MAX_NGRAM_TOKENS]
-    seen: set[str] = set()
-    for position, word in enumerate(words):
-        key = identity.normalize(word)
-        if not word[:1].isupper() or len(key) < 2 or key in keyword.STOPWORDS or key in seen:
-            continue
-        seen.add(key)
-        rows = conn.execute(
-            """SELECT id FROM entities WHERE normalized >= ? AND normalized < ? AND merged_into IS NULL
-               ORDER BY mention_count DESC, id LIMIT ?""",
-            (key + " ", key + "!", FIRST_NAME_MATCHES),  # '!' sorts right after ' ': all "key ..." names
-        ).fetchall()
-        found += [(0, position, r[0]) for r in rows]
-    return found
-
-
-def _ngrams(text: str) -> dict[str, tuple[int, int]]:
-    """normalized n-gram -> (word count, first position); stopword / 1-letter unigrams left out."""
-    words = [w.strip(_TRIM) for w in text.split()][:MAX_NGRAM_TOKENS]
-    words = [w for w in words if w]
-    grams: dict[str, tuple[int, int]] = {}
-    for size in (3, 2, 1):
-        for i in range(len(words) - size + 1):
-            gram = " ".join(words[i:i + size])
-            key = identity.normalize(gram)
-            if size == 1 and (key in keyword.STOPWORDS or len(key) < 2):
-                continue
-            grams.setdefault(key, (size, i))
-            # Possessives and punctuation inside a name: "Sarah's" -> "sarah".
-            bare = identity.normalize(re.sub(r"'s$|’s$", "", gram))
-            if bare != key and not (size == 1 and bare in keyword.STOPWORDS):
-                grams.setdefault(bare, (size, i))
-    return grams
-
-
 def entity_search(ctx: _Context) -> list[Ranked]:
     """Facts of the query's entities (and the `entity` filter's), plus matching entity results."""
     conn, f = ctx.conn, ctx.filters
@@ -707,65 +619,6 @@ def entity_search(ctx: _Context) -> list[Ranked]:
 ENTITY_SCAN_LIMIT = 500
 
 
-# A query entity linked to more than this share of facts (the user, a conversation's speaker) does
-# not tell facts apart: its list would be a recency list of nearly everything, and in the fusion it
-# outvotes the semantic and keyword lists. Such a busy entity adds no list of its own, unless the
-# query names nothing else. The share is read off the newest BUSY_SAMPLE facts (all of a small
-# store; at 1M facts an exact count of a busy entity's links costs ~6 ms, the sample ~1 ms).
-BUSY_ENTITY_SHARE = 0.1
-BUSY_ENTITY_MIN = 50  # in stores smaller than BUSY_SAMPLE, fewer links never make an entity busy
-BUSY_SAMPLE = 1_000
-
-
-def _busy_entities(conn: db.Connection, entity_ids: Sequence[str]) -> set[str]:
-    """The entities among `entity_ids` linked to more than BUSY_ENTITY_SHARE of the newest facts."""
-    sample = conn.execute("SELECT count(*) FROM (SELECT 1 FROM facts LIMIT ?)", (BUSY_SAMPLE,)).fetchone()[0]
-    links = conn.execute(
-        # CROSS JOIN keeps the sample as the outer loop (one primary-key probe per sampled fact);
-        # left to itself the planner walks every link of the entity instead.
-        f"""SELECT fe.entity_id, count(*) FROM (SELECT id FROM facts ORDER BY rowid DESC LIMIT ?) f
-            CROSS JOIN fact_entities fe ON fe.fact_id = f.id
-            WHERE fe.entity_id IN ({_marks(entity_ids)}) GROUP BY fe.entity_id""",
-        [BUSY_SAMPLE, *entity_ids],
-    ).fetchall()
-    return {entity_id for entity_id, count in links
-            if count >= BUSY_ENTITY_SHARE * sample and (sample >= BUSY_SAMPLE or count >= BUSY_ENTITY_MIN)}
-
-
-def _names(conn: db.Connection, entity_ids: Sequence[str]) -> list[tuple[str, str]]:
-    """(name or alias, entity type) of these entities."""
-    marks = _marks(entity_ids) or "NULL"
-    return conn.execute(f"""SELECT name, type FROM entities WHERE id IN ({marks})
-                            UNION ALL SELECT a.alias, n.type FROM aliases a JOIN entities n ON n.id = a.entity_id
-                            WHERE a.entity_id IN ({marks})""",
-                        [*entity_ids, *entity_ids]).fetchall()
-
-
-def _terms_besides_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> bool:
-    """True when the query has search terms other than the words of these entities' names and aliases."""
-    name_words = {word for name, _ in _names(conn, entity_ids) for word in keyword.tokenize(name)}
-    return any(term not in name_words for term in keyword.extract_terms(text))
-
-
-def without_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> str | None:
-    """`text` with these entities' names and aliases taken out, and a person's single names ("Sarah").
-
-    None when nothing was taken out, or nothing searchable is left.
-    """
-    words = {w for name, kind in _names(conn, entity_ids)
-             for w in (name, *(name.split() if kind == "person" else ()))
-             if len(w) > 1 and w.lower() not in keyword.STOPWORDS}
-    if not words:
-        return None
-    # Longest first so "Sarah Connor" goes as a whole; possessives go with the name.
-    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    stripped = re.sub(rf"(?<!\w)(?:{alternatives})(?:'s|’s)?(?!\w)", " ", text, flags=re.IGNORECASE)
-    stripped = " ".join(stripped.split())
-    if stripped == " ".join(text.split()) or not keyword.extract_terms(stripped):
-        return None
-    return stripped
-
-
 def _entity_facts(ctx: _Context, entity_ids: Sequence[str]) -> Ranked:
     """Latest facts per entity via (entity_id, as_of DESC); rank by entities linked, then recency."""
     where, args = ctx.filters.fact_sql("f")
@@ -786,7 +639,7 @@ def _entity_facts(ctx: _Context, entity_ids: Sequence[str]) -> Ranked:
     # Busy entities count only when the query is about nothing but its entities ("Tyler?"), or when
     # the caller asked for them with the `entity` filter.
     busy = ctx.busy - set(ctx.filters.entity_ids or ()) \
-        if _terms_besides_names(ctx.conn, ctx.text, entity_ids) else set()
+        if terms_besides_names(ctx.conn, ctx.text, entity_ids) else set()
     for entity_id in (e for e in entity_ids if e not in busy):
         rows = ctx.conn.execute(
             f"""SELECT fe.fact_id, fe.as_of, f.text FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
@@ -890,11 +743,9 @@ def _materialize(ctx: _Context, order: list[str], fused: dict[str, float],
     for key in order:
         target_type, target_id = _split_key(key)
         by_type.setdefault(target_type, []).append(target_id)
-    loaders = {"fact": _load_facts, "observation": _load_observations, "mental_model": _load_mental_models,
-               "entity": _load_entities}
     loaded: dict[str, RecallResult] = {}
     for target_type, ids in by_type.items():
-        for result in loaders[target_type](ctx.conn, ids):
+        for result in load_results(ctx.conn, target_type, ids):
             key = _key(result.type, result.id)
             result.score = fused.get(key, 0.0)
             result.ranks = ranks.get(key, {})
@@ -915,159 +766,3 @@ def _ranks(lists: dict[str, list[Ranked]]) -> tuple[dict[str, dict[str, int]], d
     return ranks, scores
 
 
-def _chunks(ids: Sequence[str], size: int = 500) -> Iterable[list[str]]:
-    for start in range(0, len(ids), size):
-        yield list(ids[start:start + size])
-
-
-def _marks(ids: Sequence[str]) -> str:
-    return ",".join("?" * len(ids))
-
-
-def _load_facts(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult]:
-    results: list[RecallResult] = []
-    for part in _chunks(ids):
-        entities = _entities_of_facts(conn, part)
-        rows = conn.execute(
-            f"""SELECT id, text, as_of, source_event_id, platform, thread_id, session_id, metadata
-                FROM facts WHERE id IN ({_marks(part)})""", part).fetchall()
-        for r in rows:
-            metadata = {"fact_metadata": _json(r["metadata"])}
-            results.append(RecallResult(
-                id=r["id"], type="fact", text=r["text"], score=0.0, as_of=r["as_of"],
-                source_event_ids=[r["source_event_id"]] if r["source_event_id"] else [],
-                entities=entities.get(r["id"], []), ranks={}, platform=r["platform"],
-                thread_id=r["thread_id"], session_id=r["session_id"], metadata=metadata))
-    return results
-
-
-def _entities_of_facts(conn: db.Connection, fact_ids: Sequence[str]) -> dict[str, list[dict]]:
-    rows = conn.execute(
-        f"""SELECT fe.fact_id, e.id, e.name, e.type FROM fact_entities fe JOIN entities e ON e.id = fe.entity_id
-            WHERE fe.fact_id IN ({_marks(fact_ids)}) ORDER BY fe.fact_id, e.name""", list(fact_ids)).fetchall()
-    out: dict[str, list[dict]] = {}
-    for fact_id, entity_id, name, entity_type in rows:
-        out.setdefault(fact_id, []).append({"id": entity_id, "name": name, "type": entity_type})
-    return out
-
-
-def _load_observations(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult]:
-    results: list[RecallResult] = []
-    for part in _chunks(ids):
-        rows = conn.execute(
-            f"""SELECT r.id, r.output_text, r.is_stale, r.episode_id, COALESCE(ep.end_time, r.created_at) AS as_of,
-                       ep.platform, ep.thread_id
-                FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id
-                WHERE r.id IN ({_marks(part)})""", part).fetchall()
-        support = conn.execute(
-            f"""SELECT o.analysis_run_id, f.id, f.source_event_id FROM observation_facts o
-                JOIN facts f ON f.id = o.fact_id WHERE o.analysis_run_id IN ({_marks(part)})
-                ORDER BY f.as_of""", part).fetchall()
-        facts_of: dict[str, list[str]] = {}
-        events_of: dict[str, list[str]] = {}
-        for run_id, fact_id, event_id in support:
-            facts_of.setdefault(run_id, []).append(fact_id)
-            if event_id and event_id not in events_of.setdefault(run_id, []):
-                events_of[run_id].append(event_id)
-        all_facts = [f for fs in facts_of.values() for f in fs]
-        fact_entities = _entities_of_facts(conn, all_facts) if all_facts else {}
-        for r in rows:
-            entities: dict[str, dict] = {}
-            for fact_id in facts_of.get(r["id"], []):
-                for e in fact_entities.get(fact_id, []):
-                    entities.setdefault(e["id"], e)
-            results.append(RecallResult(
-                id=r["id"], type="observation", text=r["output_text"], score=0.0, as_of=r["as_of"],
-                source_event_ids=events_of.get(r["id"], []), entities=list(entities.values()), ranks={},
-                platform=r["platform"], thread_id=r["thread_id"], session_id=None,
-                is_stale=bool(r["is_stale"]),
-                metadata={"episode_id": r["episode_id"], "fact_ids": facts_of.get(r["id"], [])}))
-    return results
-
-
-def _load_mental_models(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult]:
-    results: list[RecallResult] = []
-    for part in _chunks(ids):
-        rows = conn.execute(
-            f"""SELECT m.id, m.name, m.description, m.subtype, m.entity_id, m.is_stale, m.updated_at,
-                       e.name AS entity_name, e.type AS entity_type
-                FROM mental_models m LEFT JOIN entities e ON e.id = m.entity_id
-                WHERE m.id IN ({_marks(part)})""", part).fetchall()
-        for r in rows:
-            entities = [{"id": r["entity_id"], "name": r["entity_name"], "type": r["entity_type"]}] \
-                if r["entity_id"] and r["entity_name"] else []
-            results.append(RecallResult(
-                id=r["id"], type="mental_model", text=f"{r['name']}: {r['description']}", score=0.0,
-                as_of=r["updated_at"], source_event_ids=[], entities=entities, ranks={}, platform=None,
-                thread_id=None, session_id=None, is_stale=bool(r["is_stale"]),
-                metadata={"name": r["name"], "subtype": r["subtype"]}))
-    return results
-
-
-def _load_entities(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult]:
-    results: list[RecallResult] = []
-    for part in _chunks(ids):
-        rows = conn.execute(
-            f"SELECT id, name, type, last_seen, mention_count FROM entities WHERE id IN ({_marks(part)})",
-            part).fetchall()
-        for r in rows:
-            results.append(RecallResult(
-                id=r["id"], type="entity", text=f"{r['name']} ({r['type']})", score=0.0, as_of=r["last_seen"],
-                source_event_ids=[], entities=[{"id": r["id"], "name": r["name"], "type": r["type"]}], ranks={},
-                platform=None, thread_id=None, session_id=None,
-                metadata={"mention_count": r["mention_count"]}))
-    return results
-
-
-def _json(text: str | None) -> Any:
-    if not text:
-        return {}
-    try:
-        return json.loads(text)
-    except ValueError:
-        return {"raw": text}
-
-
-def estimate_tokens(text: str) -> int:
-    """≈ tokens of a text for packing: 4 characters per token, at least 1."""
-    return max(1, len(text) // 4)
-
-
-def _pack(results: list[RecallResult], max_tokens: int) -> list[RecallResult]:
-    """Results in rank order while they fit in `max_tokens`; one that does not fit is skipped."""
-    packed, used = [], 0
-    for result in results:
-        cost = estimate_tokens(result.text)
-        if used + cost <= max_tokens:
-            packed.append(result)
-            used += cost
-    return packed
-
-
-_TOUCH_TABLES = {"fact": "facts", "observation": "analysis_runs", "mental_model": "mental_models"}
-
-
-def touch_results(stores: Stores, results: Sequence[RecallResult]) -> None:
-    """access_count + 1 for returned facts, observations and mental models (one UPDATE per table).
-
-    Best effort: with a short busy timeout, so a long write elsewhere (or a read-only store) costs
-    the counts of this recall, never its latency.
-    """
-    conn = stores.conn
-    by_table: dict[str, list[str]] = {}
-    for result in results:
-        if result.type in _TOUCH_TABLES:
-            by_table.setdefault(_TOUCH_TABLES[result.type], []).append(result.id)
-    if not by_table:
-        return
-    conn.execute(f"PRAGMA busy_timeout = {TOUCH_BUSY_MS}")
-    try:
-        with db.transaction(conn):
-            for table, ids in by_table.items():
-                for part in _chunks(ids):
-                    conn.execute(f"UPDATE {table} SET access_count = access_count + 1 WHERE id IN ({_marks(part)})",
-                                 part)
-    except db.OperationalError as exc:
-        log.info("access counts not updated: %s", exc)
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {db.BUSY_TIMEOUT_MS}")

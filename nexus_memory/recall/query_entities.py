@@ -1,0 +1,147 @@
+"""Entities a query names: matching names in its text, telling busy entities apart, taking names out.
+
+Plain SQL over the identity tables; the recall engine uses these for its entity strategy and to
+embed a query without a busy name (see BUSY_ENTITY_SHARE).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from nexus_memory import db, identity
+from nexus_memory.recall import keyword
+
+MAX_QUERY_ENTITIES = 10  # entities taken from one query
+MAX_NGRAM_TOKENS = 300  # words of the query scanned for entity names (n-grams up to 3)
+
+
+def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_ENTITIES) -> list[str]:
+    """Live entities whose name or alias is a 1-3 word n-gram of `text`, longest match first."""
+    grams = _ngrams(text)
+    if not grams:
+        return []
+    # (-words, position, id): longer (more specific) names first, then earlier in the query.
+    ids: list[tuple[int, int, str]] = []
+    keys = list(grams)
+    for start in range(0, len(keys), 400):
+        part = keys[start:start + 400]
+        marks = ",".join("?" * len(part))
+        rows = conn.execute(
+            f"""SELECT id, normalized FROM entities WHERE normalized IN ({marks})
+                UNION SELECT entity_id, normalized FROM aliases WHERE normalized IN ({marks})""",
+            [*part, *part],
+        ).fetchall()
+        for entity_id, normalized in rows:
+            ids.append((-grams[normalized][0], grams[normalized][1], entity_id))
+    ids += _first_name_matches(conn, text)
+    out: list[str] = []
+    for _, _, entity_id in sorted(ids):
+        canonical = identity.canonical_id(conn, entity_id)
+        if canonical not in out:
+            out.append(canonical)
+    return out[:limit]
+
+
+_TRIM = ".,;:!?\"'()[]{}<>«»“”‘’"
+FIRST_NAME_MATCHES = 3  # "Sarah" may be "Sarah Connor": the most mentioned few such entities
+
+
+def _first_name_matches(conn: db.Connection, text: str) -> list[tuple[int, int, str]]:
+    """Entities whose name starts with a capitalised query word ("Sarah" -> "sarah connor").
+
+    An index range scan on entities.normalized per word; ranked after every exact match.
+    """
+    found: list[tuple[int, int, str]] = []
+    words = [re.sub(r"['’]s$", "", w.strip(_TRIM)) for w in text.split()][:MAX_NGRAM_TOKENS]
+    seen: set[str] = set()
+    for position, word in enumerate(words):
+        key = identity.normalize(word)
+        if not word[:1].isupper() or len(key) < 2 or key in keyword.STOPWORDS or key in seen:
+            continue
+        seen.add(key)
+        rows = conn.execute(
+            """SELECT id FROM entities WHERE normalized >= ? AND normalized < ? AND merged_into IS NULL
+               ORDER BY mention_count DESC, id LIMIT ?""",
+            (key + " ", key + "!", FIRST_NAME_MATCHES),  # '!' sorts right after ' ': all "key ..." names
+        ).fetchall()
+        found += [(0, position, r[0]) for r in rows]
+    return found
+
+
+def _ngrams(text: str) -> dict[str, tuple[int, int]]:
+    """normalized n-gram -> (word count, first position); stopword / 1-letter unigrams left out."""
+    words = [w.strip(_TRIM) for w in text.split()][:MAX_NGRAM_TOKENS]
+    words = [w for w in words if w]
+    grams: dict[str, tuple[int, int]] = {}
+    for size in (3, 2, 1):
+        for i in range(len(words) - size + 1):
+            gram = " ".join(words[i:i + size])
+            key = identity.normalize(gram)
+            if size == 1 and (key in keyword.STOPWORDS or len(key) < 2):
+                continue
+            grams.setdefault(key, (size, i))
+            # Possessives and punctuation inside a name: "Sarah's" -> "sarah".
+            bare = identity.normalize(re.sub(r"'s$|’s$", "", gram))
+            if bare != key and not (size == 1 and bare in keyword.STOPWORDS):
+                grams.setdefault(bare, (size, i))
+    return grams
+
+
+# A query entity linked to more than this share of facts (the user, a conversation's speaker) does
+# not tell facts apart: its list would be a recency list of nearly everything, and in the fusion it
+# outvotes the semantic and keyword lists. Such a busy entity adds no list of its own, unless the
+# query names nothing else. The share is read off the newest BUSY_SAMPLE facts (all of a small
+# store; at 1M facts an exact count of a busy entity's links costs ~6 ms, the sample ~1 ms).
+BUSY_ENTITY_SHARE = 0.1
+BUSY_ENTITY_MIN = 50  # in stores smaller than BUSY_SAMPLE, fewer links never make an entity busy
+BUSY_SAMPLE = 1_000
+
+
+def busy_entities(conn: db.Connection, entity_ids: Sequence[str]) -> set[str]:
+    """The entities among `entity_ids` linked to more than BUSY_ENTITY_SHARE of the newest facts."""
+    sample = conn.execute("SELECT count(*) FROM (SELECT 1 FROM facts LIMIT ?)", (BUSY_SAMPLE,)).fetchone()[0]
+    links = conn.execute(
+        # CROSS JOIN keeps the sample as the outer loop (one primary-key probe per sampled fact);
+        # left to itself the planner walks every link of the entity instead.
+        f"""SELECT fe.entity_id, count(*) FROM (SELECT id FROM facts ORDER BY rowid DESC LIMIT ?) f
+            CROSS JOIN fact_entities fe ON fe.fact_id = f.id
+            WHERE fe.entity_id IN ({db.placeholders(entity_ids)}) GROUP BY fe.entity_id""",
+        [BUSY_SAMPLE, *entity_ids],
+    ).fetchall()
+    return {entity_id for entity_id, count in links
+            if count >= BUSY_ENTITY_SHARE * sample and (sample >= BUSY_SAMPLE or count >= BUSY_ENTITY_MIN)}
+
+
+def _names(conn: db.Connection, entity_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(name or alias, entity type) of these entities."""
+    marks = db.placeholders(entity_ids) or "NULL"
+    return conn.execute(f"""SELECT name, type FROM entities WHERE id IN ({marks})
+                            UNION ALL SELECT a.alias, n.type FROM aliases a JOIN entities n ON n.id = a.entity_id
+                            WHERE a.entity_id IN ({marks})""",
+                        [*entity_ids, *entity_ids]).fetchall()
+
+
+def terms_besides_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> bool:
+    """True when the query has search terms other than the words of these entities' names and aliases."""
+    name_words = {word for name, _ in _names(conn, entity_ids) for word in keyword.tokenize(name)}
+    return any(term not in name_words for term in keyword.extract_terms(text))
+
+
+def without_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> str | None:
+    """`text` with these entities' names and aliases taken out, and a person's single names ("Sarah").
+
+    None when nothing was taken out, or nothing searchable is left.
+    """
+    words = {w for name, kind in _names(conn, entity_ids)
+             for w in (name, *(name.split() if kind == "person" else ()))
+             if len(w) > 1 and w.lower() not in keyword.STOPWORDS}
+    if not words:
+        return None
+    # Longest first so "Sarah Connor" goes as a whole; possessives go with the name.
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    stripped = re.sub(rf"(?<!\w)(?:{alternatives})(?:'s|’s)?(?!\w)", " ", text, flags=re.IGNORECASE)
+    stripped = " ".join(stripped.split())
+    if stripped == " ".join(text.split()) or not keyword.extract_terms(stripped):
+        return None
+    return stripped
