@@ -34,6 +34,7 @@ from nexus_memory.config import load_settings
 from nexus_memory.context import get_context
 from nexus_memory.embeddings import Embedder, get_embedder
 from nexus_memory.recall import recall
+from nexus_memory.recall.query_entities import busy_entities
 from nexus_memory.stores import Stores
 from nexus_memory.vector_index import (
     Filter,
@@ -87,13 +88,13 @@ def _queries(rng: np.random.Generator, count: int, person: str | None = None) ->
     return out
 
 
-def _busiest_person(stores: Stores) -> str | None:
-    """The person linked to most of the newest facts: recall treats such a name specially (busy entity)."""
+def _busiest_person(stores: Stores) -> tuple[str, bool] | None:
+    """(name, busy) of the person linked to most of the newest facts; recall treats busy names specially."""
     row = stores.conn.execute(
-        """SELECT n.name FROM (SELECT id FROM facts ORDER BY rowid DESC LIMIT 1000) f
+        """SELECT n.id, n.name FROM (SELECT id FROM facts ORDER BY rowid DESC LIMIT 1000) f
            CROSS JOIN fact_entities fe ON fe.fact_id = f.id JOIN entities n ON n.id = fe.entity_id
            WHERE n.type = 'person' GROUP BY n.id ORDER BY count(*) DESC LIMIT 1""").fetchone()
-    return row[0] if row else None
+    return (row[1], bool(busy_entities(stores.conn, [row[0]]))) if row else None
 
 
 def _clustered(rng: np.random.Generator, base: np.ndarray, pick: np.ndarray, noise: float) -> np.ndarray:
@@ -249,11 +250,12 @@ def measure(stores: Stores, embedder: Embedder, data: dict[str, Any], *, queries
     vec0_t = [_timed(lambda q=q: search.exact(q, k))[1] for q in sub]
     results["exact_sqlite_vec"] = {**_ms(vec0_t), "queries": len(sub)}
     results["recall"] = _time_recall(stores, texts)
-    person = _busiest_person(stores)
-    if person is not None:
+    busiest = _busiest_person(stores)
+    if busiest is not None:
         # Queries naming a busy person embed twice (with and without the name): timed on their own.
+        person, busy = busiest
         named = _queries(rng, queries, person)
-        results["recall"]["mid_busy_name"] = {"person": person, **_ms(
+        results["recall"]["mid_busy_name"] = {"person": person, "busy": busy, **_ms(
             [_timed(lambda t=t: recall(stores, t, budget="mid"))[1] for t in named])}
     return results
 

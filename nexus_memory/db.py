@@ -7,7 +7,7 @@ can load sqlite-vec: pysqlite3 (bundles a current SQLite), then the stdlib modul
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
@@ -142,12 +142,12 @@ def transaction(conn: Connection, *, immediate: bool = True) -> Iterator[Connect
     conn.execute("COMMIT")
 
 
-def placeholders(values: Sequence[object]) -> str:
+def placeholders(values: Sequence[str]) -> str:
     """'?,?,?' for an IN (...) list of these values ('' for none)."""
     return ",".join("?" * len(values))
 
 
-def chunked(values: Sequence[str], size: int = 500) -> Iterable[list[str]]:
+def chunked(values: Sequence[str], size: int = 500) -> Iterator[list[str]]:
     """`values` in lists of at most `size`: IN lists stay under SQLite's variable limit."""
     for start in range(0, len(values), size):
         yield list(values[start:start + size])

@@ -69,7 +69,10 @@ def load_onnx_encoder(model: Any, model_name: str, reference: Any) -> OnnxQueryE
     except Exception as exc:  # any failure keeps the torch path; recall must not break over speed
         log.warning("query embedding stays on torch: %s: %s", type(exc).__name__, exc)
         return None
-    worst = min(float(encoder.encode([text])[0] @ reference(text)) for text in _PARITY_PROBES)
+    # Each probe alone and all of them in one padded run: both must reproduce the torch vectors.
+    alone = [float(encoder.encode([text])[0] @ reference(text)) for text in _PARITY_PROBES]
+    together = encoder.encode(_PARITY_PROBES) @ np.stack([reference(text) for text in _PARITY_PROBES]).T
+    worst = min(*alone, *np.diag(together))
     if worst < PARITY_MIN_COSINE:
         log.warning("query embedding stays on torch: ONNX export of %s differs (cosine %.5f)", model_name, worst)
         return None
@@ -86,6 +89,8 @@ def _build(model: Any, model_name: str) -> OnnxQueryEncoder:
     hf_model = transformer.auto_model
     tokenizer = transformer.tokenizer
     input_names = [n for n in _INPUTS if n in tokenizer("x", return_tensors="np")]
+    if "attention_mask" not in input_names:  # padded batches need it, in the graph and for pooling
+        raise ValueError(f"tokenizer gives no attention_mask (only {input_names})")
     path = _export(hf_model, tokenizer, model_name, input_names)
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1  # recall runs beside Dagster steps; 1 thread measured fastest

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 
@@ -120,7 +122,7 @@ class _FakeEmbedder:
     def encode_query(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
 
-    def encode_queries(self, texts: list[str]) -> np.ndarray:
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)
 
 

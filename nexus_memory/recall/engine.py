@@ -17,7 +17,7 @@ handled by scoring the few matching facts exactly when the filter is selective (
 and otherwise by over-fetching 4x from the index and filtering in SQL (which can return fewer than
 the limit when the filter is both loose and far from the query).
 
-A busy entity named in the query (see BUSY_ENTITY_SHARE) also tells little apart for the semantic
+A busy entity named in the query (see query_entities.BUSY_ENTITY_SHARE) also tells little apart for the semantic
 strategy: the query is embedded with and without its name and the two vectors are averaged.
 
 A date in the query ("in May 2023") boosts facts rather than filters them: semantic and keyword search
@@ -134,7 +134,7 @@ class Filters:
             clauses.append(f"({a}.session_id IS NULL OR {a}.session_id != ?)")
             args.append(self.exclude_session_id)
         if self.entity_ids is not None:
-            marks = ",".join("?" * len(self.entity_ids)) or "NULL"
+            marks = db.placeholders(self.entity_ids) or "NULL"
             clauses.append(f"{a}.id IN (SELECT fact_id FROM fact_entities WHERE entity_id IN ({marks}))")
             args.extend(self.entity_ids)
         # Facts are immutable: a correction is a new fact whose metadata names the one it replaces.
@@ -157,7 +157,7 @@ class Filters:
                     "NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = r.id)"]
         args.append(OBSERVATION_TYPE)
         if self.entity_ids is not None:
-            marks = ",".join("?" * len(self.entity_ids)) or "NULL"
+            marks = db.placeholders(self.entity_ids) or "NULL"
             clauses.append(f"""r.id IN (SELECT o.analysis_run_id FROM observation_facts o
                                JOIN fact_entities fe ON fe.fact_id = o.fact_id WHERE fe.entity_id IN ({marks}))""")
             args.extend(self.entity_ids)
@@ -170,7 +170,7 @@ class Filters:
         clauses, args = self._time_place_sql("m.updated_at", None, None)
         clauses.append("NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)")
         if self.entity_ids is not None:
-            marks = ",".join("?" * len(self.entity_ids)) or "NULL"
+            marks = db.placeholders(self.entity_ids) or "NULL"
             clauses.append(f"m.entity_id IN ({marks})")
             args.extend(self.entity_ids)
         return " AND ".join(clauses), args
@@ -223,8 +223,9 @@ class _Context:
     query_vector: np.ndarray | None = None
     # Filters without the window parsed from the query, when that window is a boost (module docstring).
     any_time: Filters | None = None
+    # Set by _run_strategies before any strategy needs them:
     named: list[str] = field(default_factory=list)  # entities the query text names (match_query_entities)
-    busy: set[str] = field(default_factory=set)  # those of them that are busy (_busy_entities)
+    busy: set[str] = field(default_factory=set)  # those of them that are busy (busy_entities)
 
     @property
     def conn(self) -> db.Connection:
@@ -276,8 +277,6 @@ def recall(
         text = window[2]
     filters = replace(hard, time_after=time_after, time_before=time_before)
     ctx = _Context(stores, text, types, filters, plan.limit)
-    ctx.named = match_query_entities(stores.conn, text)
-    ctx.busy = busy_entities(stores.conn, ctx.named) if ctx.named else set()
     if window is not None and keyword.extract_terms(text):  # a date-only query is the window itself
         ctx.any_time = hard
 
@@ -367,11 +366,19 @@ def _run_strategies(ctx: _Context, plan: Budget, embedder: Embedder | None,
     lists: dict[str, list[Ranked]] = {name: [] for name in ("semantic", "keyword", "entity", "causal",
                                                             "recency")}
     strategies = set(plan.strategies)
+    model = None
     if "semantic" in strategies:
         with _timed(timings, "embed"):
-            _prepare_semantic(ctx, embedder)
-        if ctx.query_vector is None and strategies == {"semantic"}:
-            strategies.add("keyword")  # low budget without vectors: keyword is the cheap stand-in
+            model = _semantic_model(ctx, embedder)
+    if model is not None or "entity" in strategies:
+        with _timed(timings, "query_entities"):
+            ctx.named = match_query_entities(ctx.conn, ctx.text)
+            ctx.busy = busy_entities(ctx.conn, ctx.named) if ctx.named else set()
+    if model is not None:
+        with _timed(timings, "embed"):
+            _embed_query(ctx, model)
+    elif strategies == {"semantic"}:
+        strategies.add("keyword")  # low budget without vectors: keyword is the cheap stand-in
     if "semantic" in strategies and ctx.query_vector is not None:
         with _timed(timings, "semantic"):
             lists["semantic"].append(semantic_search(ctx))
@@ -412,17 +419,22 @@ def _fuse(lists: dict[str, list[Ranked]]) -> list[tuple[str, float]]:
                     weights=[STRATEGY_WEIGHTS.get(name, 1.0) for name, _ in named])
 
 
-def _prepare_semantic(ctx: _Context, embedder: Embedder | None) -> None:
-    """Set ctx.vector_search and ctx.query_vector, or leave them None when vectors are unavailable."""
+def _semantic_model(ctx: _Context, embedder: Embedder | None) -> Embedder | None:
+    """The query model, with ctx.vector_search set; None (semantic skipped) when vectors are unavailable."""
     if not keyword.tokenize(ctx.text):
-        return  # nothing but punctuation/emoji: an embedding of it would match noise
+        return None  # nothing but punctuation/emoji: an embedding of it would match noise
     if embedder is None:
         embedder = default_embedder(ctx.stores)
         if embedder is None:
-            return
+            return None
     from nexus_memory.vector_index import VectorSearch
 
     ctx.vector_search = VectorSearch(ctx.stores, embedder.model_name, embedder.dimension)
+    return embedder
+
+
+def _embed_query(ctx: _Context, embedder: Embedder) -> None:
+    """Set ctx.query_vector (needs ctx.busy)."""
     # A busy entity's name (the user, a conversation partner) is in most facts, and in a short query it
     # pulls the embedding toward every fact that repeats it. Averaging with the query embedded without
     # it keeps who the question is about while what it asks decides the ranking (module docstring).
@@ -607,7 +619,7 @@ def entity_search(ctx: _Context) -> list[Ranked]:
         lists.append(_entity_facts(ctx, query_entities))
     if "entity" in ctx.types:
         where, args = f.entity_sql()
-        marks = ",".join("?" * len(named)) or "NULL"
+        marks = db.placeholders(named) or "NULL"
         rows = conn.execute(f"SELECT n.id FROM entities n WHERE n.id IN ({marks}) AND {where}",
                             [*named, *args]).fetchall()
         live = {r[0] for r in rows}
@@ -660,7 +672,7 @@ def causal_search(ctx: _Context, seed_ids: Sequence[str]) -> Ranked:
         return []
     weight = {fact_id: 1.0 / (position + 1) for position, fact_id in enumerate(seed_ids)}
     where, args = ctx.filters.fact_sql("f")
-    marks = ",".join("?" * len(seed_ids))
+    marks = db.placeholders(seed_ids)
     rows = ctx.conn.execute(
         f"""SELECT c.to_fact_id, c.strength, c.from_fact_id FROM causal_links c
                 JOIN facts f ON f.id = c.to_fact_id WHERE c.from_fact_id IN ({marks}) AND {where}

@@ -26,7 +26,7 @@ def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_
     keys = list(grams)
     for start in range(0, len(keys), 400):
         part = keys[start:start + 400]
-        marks = ",".join("?" * len(part))
+        marks = db.placeholders(part)
         rows = conn.execute(
             f"""SELECT id, normalized FROM entities WHERE normalized IN ({marks})
                 UNION SELECT entity_id, normalized FROM aliases WHERE normalized IN ({marks})""",
@@ -53,7 +53,7 @@ def _first_name_matches(conn: db.Connection, text: str) -> list[tuple[int, int, 
     An index range scan on entities.normalized per word; ranked after every exact match.
     """
     found: list[tuple[int, int, str]] = []
-    words = [re.sub(r"['’]s$", "", w.strip(_TRIM)) for w in text.split()][:MAX_NGRAM_TOKENS]
+    words = [re.sub(r"['’]s$", "", w.strip(_TRIM), flags=re.IGNORECASE) for w in text.split()][:MAX_NGRAM_TOKENS]
     seen: set[str] = set()
     for position, word in enumerate(words):
         key = identity.normalize(word)
@@ -82,13 +82,13 @@ def _ngrams(text: str) -> dict[str, tuple[int, int]]:
                 continue
             grams.setdefault(key, (size, i))
             # Possessives and punctuation inside a name: "Sarah's" -> "sarah".
-            bare = identity.normalize(re.sub(r"'s$|’s$", "", gram))
+            bare = identity.normalize(re.sub(r"['’]s$", "", gram, flags=re.IGNORECASE))
             if bare != key and not (size == 1 and bare in keyword.STOPWORDS):
                 grams.setdefault(bare, (size, i))
     return grams
 
 
-# A query entity linked to more than this share of facts (the user, a conversation's speaker) does
+# A query entity linked to at least this share of facts (the user, a conversation's speaker) does
 # not tell facts apart: its list would be a recency list of nearly everything, and in the fusion it
 # outvotes the semantic and keyword lists. Such a busy entity adds no list of its own, unless the
 # query names nothing else. The share is read off the newest BUSY_SAMPLE facts (all of a small
@@ -99,7 +99,7 @@ BUSY_SAMPLE = 1_000
 
 
 def busy_entities(conn: db.Connection, entity_ids: Sequence[str]) -> set[str]:
-    """The entities among `entity_ids` linked to more than BUSY_ENTITY_SHARE of the newest facts."""
+    """The entities among `entity_ids` linked to at least BUSY_ENTITY_SHARE of the newest facts."""
     sample = conn.execute("SELECT count(*) FROM (SELECT 1 FROM facts LIMIT ?)", (BUSY_SAMPLE,)).fetchone()[0]
     links = conn.execute(
         # CROSS JOIN keeps the sample as the outer loop (one primary-key probe per sampled fact);
@@ -113,35 +113,44 @@ def busy_entities(conn: db.Connection, entity_ids: Sequence[str]) -> set[str]:
             if count >= BUSY_ENTITY_SHARE * sample and (sample >= BUSY_SAMPLE or count >= BUSY_ENTITY_MIN)}
 
 
-def _names(conn: db.Connection, entity_ids: Sequence[str]) -> list[tuple[str, str]]:
-    """(name or alias, entity type) of these entities."""
+def _names(conn: db.Connection, entity_ids: Sequence[str]) -> list[tuple[str, str, bool]]:
+    """(name or alias, entity type, is_alias) of these entities."""
     marks = db.placeholders(entity_ids) or "NULL"
-    return conn.execute(f"""SELECT name, type FROM entities WHERE id IN ({marks})
-                            UNION ALL SELECT a.alias, n.type FROM aliases a JOIN entities n ON n.id = a.entity_id
+    return conn.execute(f"""SELECT name, type, 0 FROM entities WHERE id IN ({marks})
+                            UNION ALL SELECT a.alias, n.type, 1 FROM aliases a JOIN entities n ON n.id = a.entity_id
                             WHERE a.entity_id IN ({marks})""",
                         [*entity_ids, *entity_ids]).fetchall()
 
 
 def terms_besides_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> bool:
     """True when the query has search terms other than the words of these entities' names and aliases."""
-    name_words = {word for name, _ in _names(conn, entity_ids) for word in keyword.tokenize(name)}
+    name_words = {word for name, _, _ in _names(conn, entity_ids) for word in keyword.tokenize(name)}
     return any(term not in name_words for term in keyword.extract_terms(text))
 
 
 def without_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> str | None:
-    """`text` with these entities' names and aliases taken out, and a person's single names ("Sarah").
+    """`text` without these entities' names and aliases, nor a person's capitalised name parts ("Sarah").
 
+    Whole names and aliases go in any case; a part of a person's name goes only capitalised, as
+    `_first_name_matches` finds it ("Will" of "Mark Will", not "will"). Possessives go with a name.
     None when nothing was taken out, or nothing searchable is left.
     """
-    words = {w for name, kind in _names(conn, entity_ids)
-             for w in (name, *(name.split() if kind == "person" else ()))
-             if len(w) > 1 and w.lower() not in keyword.STOPWORDS}
-    if not words:
+    whole: set[str] = set()
+    parts: set[str] = set()
+    for name, kind, is_alias in _names(conn, entity_ids):
+        whole.add(name)
+        if kind == "person" and not is_alias:
+            parts.update(p[:1].upper() + p[1:] for p in name.split())
+    whole = {w for w in whole if len(w) > 1 and w.lower() not in keyword.STOPWORDS}
+    parts = {p for p in parts - whole if len(p) > 1 and p.lower() not in keyword.STOPWORDS}
+    if not whole and not parts:
         return None
-    # Longest first so "Sarah Connor" goes as a whole; possessives go with the name.
-    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    stripped = re.sub(rf"(?<!\w)(?:{alternatives})(?:'s|’s)?(?!\w)", " ", text, flags=re.IGNORECASE)
-    stripped = " ".join(stripped.split())
+    # Longest first so "Sarah Connor" goes as a whole before "Sarah" could.
+    alternatives = [re.escape(w) for w in sorted(whole, key=len, reverse=True)]
+    if parts:
+        alternatives.append("(?-i:" + "|".join(re.escape(p) for p in sorted(parts, key=len, reverse=True)) + ")")
+    pattern = rf"(?<!\w)(?:{'|'.join(alternatives)})(?:'s|’s)?(?!\w)"
+    stripped = " ".join(re.sub(pattern, " ", text, flags=re.IGNORECASE).split())
     if stripped == " ".join(text.split()) or not keyword.extract_terms(stripped):
         return None
     return stripped
