@@ -226,15 +226,37 @@ class EmbedStats:
 # characters) after its own text: an atomic fact loses what the message around it says ("It was Matt
 # Patterson." about a concert), and MiniLM reads ~256 tokens, so the fact itself always counts.
 FACT_CONTEXT_CHARS = 500
+# When that message answers a question (the message before it in the thread and session, from someone
+# else, asks one), the question comes too, its last this-many characters up to its last '?': "No, not
+# really. Just keep their area clean." says what it is about only next to "Is it hard to keep turtles?".
+QUESTION_CONTEXT_CHARS = 200
+
+
+def fact_embedding_text(fact: str, sender: str | None, content: str | None,
+                        asker: str | None = None, question: str | None = None) -> str:
+    """What is embedded for a fact: the fact, its source message, and the question that message answers."""
+    text = fact
+    if content:
+        text += f"\n{sender}: {content[:FACT_CONTEXT_CHARS]}" if sender else f"\n{content[:FACT_CONTEXT_CHARS]}"
+    if content and question and "?" in question:
+        asked = question[: question.rindex("?") + 1][-QUESTION_CONTEXT_CHARS:]
+        text += f"\n{asker}: {asked}" if asker else f"\n{asked}"
+    return text
+
 
 # Rows of each target type that have no embedding under the model (parameter 1):
-# (target_id, text, platform, as_of, thread_id).
+# (target_id, text, platform, as_of, thread_id); fact rows carry their message and the one before it
+# (same thread and session) for fact_embedding_text.
 _PENDING_SQL: dict[str, str] = {
-    "fact": f"""
-        SELECT f.id, f.text || COALESCE(char(10) || COALESCE(ev.sender_name || ': ', '')
-                                        || substr(ev.content, 1, {FACT_CONTEXT_CHARS}), ''),
-               f.platform, f.as_of, f.thread_id
+    "fact": """
+        SELECT f.id, f.text, f.platform, f.as_of, f.thread_id, ev.sender_id, ev.sender_name, ev.content,
+               pv.sender_id, pv.sender_name, pv.content
         FROM facts f LEFT JOIN events ev ON ev.id = f.source_event_id
+        LEFT JOIN events pv ON pv.rowid = (
+            SELECT p.rowid FROM events p
+            WHERE p.thread_id = ev.thread_id AND p.as_of <= ev.as_of  -- an index range, newest first
+              AND (p.as_of < ev.as_of OR p.rowid < ev.rowid)
+            ORDER BY p.as_of DESC, p.rowid DESC LIMIT 1) AND pv.session_id IS ev.session_id
         WHERE NOT EXISTS (SELECT 1 FROM embeddings e
                           WHERE e.target_type = 'fact' AND e.target_id = f.id AND e.model = ?)""",
     "observation": """
@@ -268,7 +290,17 @@ def _pending(conn: Any, target_type: str, model: str, ids: Sequence[str] | None)
             part = ids[start:start + 500]
             rows += [tuple(r) for r in conn.execute(f"{sql} AND f.id IN ({','.join('?' * len(part))})",
                                                     [*args, *part])]
+    if target_type == "fact":
+        rows = [(r[0], fact_embedding_text(r[1], r[6] or r[5], r[7], *_asked(r)), r[2], r[3], r[4]) for r in rows]
     return [r for r in rows if r[1] and r[1].strip()]
+
+
+def _asked(row: tuple[Any, ...]) -> tuple[str | None, str | None]:
+    """(asker, text) of the message before a fact's message, when someone else sent it."""
+    sender_id, prev_sender_id, prev_name, prev_content = row[5], row[8], row[9], row[10]
+    if prev_content is None or prev_sender_id == sender_id:
+        return None, None
+    return prev_name or prev_sender_id, prev_content
 
 
 def embed_pending(stores: Any, embedder: Embedder, *, target_types: Sequence[str] = ("fact",),

@@ -7,11 +7,13 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from nexus_memory import embeddings
 from nexus_memory.embeddings import (
     EmbedStats,
     IndexModelMismatch,
     check_index_model,
     embed_pending,
+    fact_embedding_text,
     get_embedder,
     rebuild_index,
     reembed,
@@ -186,6 +188,45 @@ def test_fact_is_embedded_with_its_source_message_and_reembed_refreshes(stores: 
     np.testing.assert_allclose(stored, with_context, atol=1e-5)
     search = VectorSearch(stores, embedder.model_name, embedder.dimension)
     assert search.search(query, 1)[0][0] == "f1"
+
+
+def test_fact_embedding_text() -> None:
+    assert fact_embedding_text("Nate keeps turtles.", None, None) == "Nate keeps turtles."
+    assert fact_embedding_text("f", "Nate", "Yes!") == "f\nNate: Yes!"
+    assert fact_embedding_text("f", None, "Yes!") == "f\nYes!"
+    assert fact_embedding_text("f", "Nate", "x" * 600).endswith(": " + "x" * 500)  # FACT_CONTEXT_CHARS
+    # The question: up to its last '?', at most its last 200 characters; a message without one adds nothing.
+    asked = fact_embedding_text("f", "Nate", "No, not really.", "Joanna", "Nice pics! Is it hard? Tell me.")
+    assert asked == "f\nNate: No, not really.\nJoanna: Nice pics! Is it hard?"
+    assert fact_embedding_text("f", "Nate", "Sure.", "Joanna", "Great news.") == "f\nNate: Sure."
+    long_question = fact_embedding_text("f", "Nate", "Yes.", "Joanna", "y" * 300 + "?")
+    assert long_question.endswith("\nJoanna: " + "y" * 199 + "?")
+
+
+def test_fact_answering_a_question_is_embedded_with_it(stores: Stores) -> None:
+    """The message before a fact's message goes along when someone else asked a question in it."""
+    def say(event_id: str, sender: str, content: str, as_of: int, session: str = "s1") -> str:
+        event = parse_event({"platform": "imessage", "sender_id": sender.lower(), "sender_name": sender,
+                             "content": content, "as_of": as_of, "id": event_id, "thread_id": "t1",
+                             "session_id": session})
+        with stores.transaction():
+            append_event(stores, event)
+        return event.id
+
+    events = [say("q", "Joanna", "Cute turtles! Is it hard to take care of them?", 1_000),
+              say("a", "Nate", "No, not really. Just keep their area clean. Want pics?", 2_000),
+              say("more", "Nate", "Also feed them properly?", 3_000),
+              say("later", "Joanna", "Back from the trip.", 9_000, session="s2")]
+    _add_facts(stores, [(f"f-{e}", f"fact {e}", "imessage", 1_000, "t1") for e in ("a", "more", "later")])
+    for name, event_id in zip(("a", "more", "later"), events[1:], strict=True):
+        stores.conn.execute("UPDATE facts SET source_event_id = ? WHERE id = ?", (event_id, f"f-{name}"))
+    texts = {row[0]: row[1] for row in embeddings._pending(stores.conn, "fact", "m", None)}
+    assert texts["f-a"] == ("fact a\nNate: No, not really. Just keep their area clean. Want pics?\n"
+                            "Joanna: Cute turtles! Is it hard to take care of them?")
+    # The message before asks, but it is Nate's own: not a question he is answering.
+    assert texts["f-more"] == "fact more\nNate: Also feed them properly?"
+    # In another session the message before (though it asks) is not what this one answers.
+    assert texts["f-later"] == "fact later\nJoanna: Back from the trip."
 
 
 def test_missing_model_fails_clearly() -> None:
