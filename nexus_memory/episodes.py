@@ -66,6 +66,8 @@ DEFINITIONS: dict[str, EpisodeDefinition] = {
 
 @dataclass
 class EpisodeBuildStats:
+    """What one build_episodes call did: events read, episodes created, extended or left as they were."""
+
     events: int = 0
     created: int = 0
     extended: int = 0

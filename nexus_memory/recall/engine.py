@@ -17,8 +17,8 @@ handled by scoring the few matching facts exactly when the filter is selective (
 and otherwise by over-fetching 4x from the index and filtering in SQL (which can return fewer than
 the limit when the filter is both loose and far from the query).
 
-A busy entity named in the query (see query_entities.BUSY_ENTITY_SHARE) also tells little apart for the semantic
-strategy: the query is embedded with and without its name and the two vectors are averaged.
+A busy entity named in the query (see query_entities.BUSY_ENTITY_SHARE) also tells little apart for
+the semantic strategy: the query is embedded with and without its name and the two vectors averaged.
 
 A date in the query ("in May 2023") boosts facts rather than filters them: semantic and keyword search
 run once inside its window and once over all time, so facts in the window score in both lists and a fact
