@@ -19,6 +19,8 @@ STORES = ("memory", "events", "identity", "embeddings")
 # Each store's schema is a list of migrations; the store's version is PRAGMA user_version.
 # Migration 1 is the whole schema file; later ones are appended here as ALTER statements.
 MIGRATIONS: dict[str, list[str]] = {name: [f"{name}.sql"] for name in STORES}
+# embeddings 2: the hash of the text each vector was made from, so a change of that text shows.
+MIGRATIONS["embeddings"].append("ALTER TABLE embeddings ADD COLUMN text_hash TEXT")
 BUSY_TIMEOUT_MS = 30_000
 
 

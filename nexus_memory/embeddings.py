@@ -7,6 +7,7 @@ torch is imported only when a model is loaded, so importing this module stays ch
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -244,11 +245,9 @@ def fact_embedding_text(fact: str, sender: str | None, content: str | None,
     return text
 
 
-# Rows of each target type that have no embedding under the model (parameter 1):
-# (target_id, text, platform, as_of, thread_id); fact rows carry their message and the one before it
-# (same thread and session) for fact_embedding_text.
-_PENDING_SQL: dict[str, str] = {
-    "fact": """
+# Facts with what fact_embedding_text needs: their message and the one before it (same thread and
+# session). Columns: id, text, platform, as_of, thread_id, then sender id / name / content of each.
+_FACT_ROWS_SQL = """
         SELECT f.id, f.text, f.platform, f.as_of, f.thread_id, ev.sender_id, ev.sender_name, ev.content,
                pv.sender_id, pv.sender_name, pv.content
         FROM facts f LEFT JOIN events ev ON ev.id = f.source_event_id
@@ -256,7 +255,12 @@ _PENDING_SQL: dict[str, str] = {
             SELECT p.rowid FROM events p
             WHERE p.thread_id = ev.thread_id AND p.as_of <= ev.as_of  -- an index range, newest first
               AND (p.as_of < ev.as_of OR p.rowid < ev.rowid)
-            ORDER BY p.as_of DESC, p.rowid DESC LIMIT 1) AND pv.session_id IS ev.session_id
+            ORDER BY p.as_of DESC, p.rowid DESC LIMIT 1) AND pv.session_id IS ev.session_id"""
+
+# Rows of each target type that have no embedding under the model (parameter 1):
+# (target_id, text, platform, as_of, thread_id); facts as _FACT_ROWS_SQL, turned into that by _fact_row.
+_PENDING_SQL: dict[str, str] = {
+    "fact": _FACT_ROWS_SQL + """
         WHERE NOT EXISTS (SELECT 1 FROM embeddings e
                           WHERE e.target_type = 'fact' AND e.target_id = f.id AND e.model = ?)""",
     "observation": """
@@ -291,16 +295,46 @@ def _pending(conn: Any, target_type: str, model: str, ids: Sequence[str] | None)
             rows += [tuple(r) for r in conn.execute(f"{sql} AND f.id IN ({','.join('?' * len(part))})",
                                                     [*args, *part])]
     if target_type == "fact":
-        rows = [(r[0], fact_embedding_text(r[1], r[6] or r[5], r[7], *_asked(r)), r[2], r[3], r[4]) for r in rows]
+        rows = [_fact_row(r) for r in rows]
     return [r for r in rows if r[1] and r[1].strip()]
 
 
-def _asked(row: tuple[Any, ...]) -> tuple[str | None, str | None]:
-    """(asker, text) of the message before a fact's message, when someone else sent it."""
+def _fact_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A _FACT_ROWS_SQL row as (id, embedded text, platform, as_of, thread_id)."""
     sender_id, prev_sender_id, prev_name, prev_content = row[5], row[8], row[9], row[10]
-    if prev_content is None or prev_sender_id == sender_id:
-        return None, None
-    return prev_name or prev_sender_id, prev_content
+    asked = prev_content is not None and prev_sender_id != sender_id  # someone else's message, not one's own
+    text = fact_embedding_text(row[1], row[6] or sender_id, row[7], (prev_name or prev_sender_id) if asked else None,
+                               prev_content if asked else None)
+    return row[0], text, row[2], row[3], row[4]
+
+
+def text_hash(text: str) -> str:
+    """Fingerprint of an embedded text, kept beside its vector (embeddings.text_hash)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class StaleVectors:
+    """How many of the newest fact vectors were made from another text than the one embedded today."""
+
+    checked: int
+    stale: int  # made from a different text: the fact's message, context rules or model input changed
+    unknown: int  # embedded before text hashes were kept
+
+
+def stale_fact_vectors(conn: Any, model: str, sample: int = 1_000) -> StaleVectors:
+    """Compare the newest `sample` fact vectors' text hashes with the text fact_embedding_text gives now."""
+    stored = dict(conn.execute(
+        """SELECT target_id, text_hash FROM embeddings WHERE target_type = 'fact' AND model = ?
+           ORDER BY rowid DESC LIMIT ?""", (model, sample)).fetchall())
+    current: dict[str, str] = {}
+    for part in db.chunked(list(stored)):
+        for row in conn.execute(f"{_FACT_ROWS_SQL} WHERE f.id IN ({db.placeholders(part)})", part):
+            fact_id, text = _fact_row(tuple(row))[:2]
+            current[fact_id] = text_hash(text)
+    unknown = sum(1 for h in stored.values() if h is None)
+    stale = sum(1 for i, h in stored.items() if h is not None and i in current and current[i] != h)
+    return StaleVectors(checked=len(stored), stale=stale, unknown=unknown)
 
 
 def embed_pending(stores: Any, embedder: Embedder, *, target_types: Sequence[str] = ("fact",),
@@ -324,7 +358,8 @@ def embed_pending(stores: Any, embedder: Embedder, *, target_types: Sequence[str
         for start in range(0, len(rows), batch_size):
             batch = rows[start:start + batch_size]
             vectors = embedder.encode([r[1] for r in batch], batch_size=min(batch_size, 64))
-            search.add(target_type, [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)])
+            search.add(target_type, [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
+                       text_hashes={r[0]: text_hash(r[1]) for r in batch})
             done += len(batch)
             by_type[target_type] += len(batch)
             if on_progress:

@@ -28,7 +28,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -655,12 +655,14 @@ class VectorSearch:
             out.update((r[0], np.frombuffer(r[1], dtype="<f4").astype(np.float32)) for r in rows)
         return out
 
-    def add(self, target_type: str, rows: Sequence[Row]) -> None:
+    def add(self, target_type: str, rows: Sequence[Row], *, text_hashes: Mapping[str, str] | None = None) -> None:
         """Store and index (target_id, vec, platform, as_of, thread_id) rows, in one transaction.
 
-        Writes the canonical `embeddings` row (skipped when one exists for this model) and the
+        Writes the canonical `embeddings` row (skipped when one exists for this model), with the
+        hash of the text it was made from when `text_hashes` (target_id -> hash) has it, and the
         vec0 row; the IVF index picks new rows up by rowid on its next search.
         """
+        hashes = text_hashes or {}
         if not rows:
             return
         now = int(time.time() * 1000)
@@ -671,10 +673,10 @@ class VectorSearch:
             if not fresh:
                 return
             self.conn.executemany(
-                "INSERT INTO embeddings(id, target_type, target_id, model, embedding, dimension, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO embeddings(id, target_type, target_id, model, embedding, dimension, created_at, "
+                "text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(embedding_id(target_type, r[0], self.model), target_type, r[0], self.model, to_blob(r[1]),
-                  self.dimension, now) for r in fresh],
+                  self.dimension, now, hashes.get(r[0])) for r in fresh],
             )
             rowids = self._existing(target_type, [r[0] for r in fresh])
             insert_vec_rows(self.conn, [(rowids[r[0]], target_type, to_blob(r[1]), r[2], r[3], r[4], r[0])

@@ -3,7 +3,9 @@
 
 import dagster as dg
 
+from nexus_memory.embeddings import StaleVectors, stale_fact_vectors
 from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION
+from nexus_memory.vector_index import index_state
 from nexus_memory_assets.assets import embeddings, episodes, facts
 from resources import StoresResource
 
@@ -46,3 +48,18 @@ def facts_embedded(context: dg.AssetCheckExecutionContext, stores: StoresResourc
                    SELECT 1 FROM embeddings m WHERE m.target_type = 'fact' AND m.target_id = f.id)"""
         ).fetchone()[0]
     return dg.AssetCheckResult(passed=missing == 0, metadata={"facts_without_vector": missing})
+
+
+@dg.asset_check(asset=embeddings, description="The newest 1,000 fact vectors were made from the text embedded today "
+                "(warns; run reembed_job).")
+def fact_vectors_current(context: dg.AssetCheckExecutionContext, stores: StoresResource) -> dg.AssetCheckResult:
+    with stores.open() as s:
+        state = index_state(s.conn)
+        found = stale_fact_vectors(s.conn, state[0]) if state else StaleVectors(checked=0, stale=0, unknown=0)
+    outdated = found.stale + found.unknown
+    return dg.AssetCheckResult(
+        passed=outdated == 0, severity=dg.AssetCheckSeverity.WARN,
+        metadata={"checked": found.checked, "stale": found.stale, "unknown": found.unknown},
+        description=None if outdated == 0 else
+        f"{outdated} of the newest {found.checked} fact vectors were made from another text than today's "
+        "(the embedded text changed, or they predate text hashes): launch reembed_job.")

@@ -113,10 +113,8 @@ def test_full_pipeline_for_a_partition_writes_facts_and_vectors(settings: Settin
     assert WriterResource().get_writer().name == "offline"
 
 
-def test_reembed_job_recomputes_vectors_and_reports(settings: Settings) -> None:
-    """The repair job an operator launches from the UI: vectors recomputed, counts in its metadata."""
+def _two_embedded_facts(settings: Settings) -> None:
     from nexus_memory.embeddings import embed_pending, get_embedder
-    from nexus_memory_assets.maintenance import reembed_job
 
     with Stores(settings) as stores, stores.transaction():
         stores.conn.executemany(
@@ -124,6 +122,14 @@ def test_reembed_job_recomputes_vectors_and_reports(settings: Settings) -> None:
             [("f1", "Alice works at Acme"), ("f2", "Bob likes hiking")])
     with Stores(settings) as stores:
         embed_pending(stores, get_embedder())
+
+
+def test_reembed_job_recomputes_vectors_and_reports(settings: Settings) -> None:
+    """The repair job an operator launches from the UI: vectors recomputed, counts in its metadata."""
+    from nexus_memory_assets.maintenance import reembed_job
+
+    _two_embedded_facts(settings)
+    with Stores(settings) as stores:
         stores.conn.execute("UPDATE embeddings SET embedding = zeroblob(length(embedding))")
     result = reembed_job.execute_in_process(
         resources={"stores": StoresResource(data_dir=str(settings.data_dir)), "embedder": EmbedderResource()},
@@ -136,3 +142,19 @@ def test_reembed_job_recomputes_vectors_and_reports(settings: Settings) -> None:
         norms = [sum(b * b for b in memoryview(r[0]).cast("f")) for r in stores.conn.execute(
             "SELECT embedding FROM embeddings")]
         assert len(norms) == 2 and all(abs(n - 1.0) < 1e-4 for n in norms)
+
+
+def test_fact_vectors_current_check_warns_after_the_embedded_text_changed(settings: Settings) -> None:
+    """What an operator sees when vectors predate a change of the embedded text: a warning naming the fix."""
+    from nexus_memory_assets.checks import fact_vectors_current
+
+    _two_embedded_facts(settings)
+    resource = StoresResource(data_dir=str(settings.data_dir))
+    context = dg.build_asset_check_context()
+    current = fact_vectors_current(context, stores=resource)
+    assert current.passed and current.metadata["checked"].value == 2
+    with Stores(settings) as stores:
+        stores.conn.execute("UPDATE embeddings SET text_hash = 'made-from-an-older-text' WHERE target_id = 'f1'")
+    stale = fact_vectors_current(context, stores=resource)
+    assert not stale.passed and stale.severity == dg.AssetCheckSeverity.WARN
+    assert stale.metadata["stale"].value == 1 and "reembed_job" in stale.description

@@ -7,16 +7,18 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from nexus_memory import embeddings
+from nexus_memory import db, embeddings
 from nexus_memory.embeddings import (
     EmbedStats,
     IndexModelMismatch,
+    StaleVectors,
     check_index_model,
     embed_pending,
     fact_embedding_text,
     get_embedder,
     rebuild_index,
     reembed,
+    stale_fact_vectors,
 )
 from nexus_memory.events import append_event, parse_event
 from nexus_memory.stores import Stores
@@ -227,6 +229,38 @@ def test_fact_answering_a_question_is_embedded_with_it(stores: Stores) -> None:
     assert texts["f-more"] == "fact more\nNate: Also feed them properly?"
     # In another session the message before (though it asks) is not what this one answers.
     assert texts["f-later"] == "fact later\nJoanna: Back from the trip."
+
+
+def test_vectors_of_a_changed_text_are_found_and_reembed_clears_them(stores: Stores, embedder) -> None:
+    _add_facts(stores, FACTS)
+    embed_pending(stores, embedder)
+    model = embedder.model_name
+    assert stale_fact_vectors(stores.conn, model) == StaleVectors(checked=len(FACTS), stale=0, unknown=0)
+    # One vector made from another text (the recipe changed since), one from before hashes were kept.
+    stores.conn.execute("UPDATE embeddings SET text_hash = 'older-recipe' WHERE target_id = 'f1'")
+    stores.conn.execute("UPDATE embeddings SET text_hash = NULL WHERE target_id = 'f2'")
+    assert stale_fact_vectors(stores.conn, model) == StaleVectors(checked=len(FACTS), stale=1, unknown=1)
+    assert stale_fact_vectors(stores.conn, model, sample=1).checked == 1
+    reembed(stores, embedder)
+    assert stale_fact_vectors(stores.conn, model) == StaleVectors(checked=len(FACTS), stale=0, unknown=0)
+
+
+def test_a_version_1_embeddings_store_gains_text_hash(settings) -> None:
+    """Stores made before text hashes: the migration adds the column, vectors stay (hash unknown)."""
+    with Stores(settings) as stores:
+        _add_facts(stores, FACTS[:1])
+        stores.conn.execute(
+            "INSERT INTO embeddings(id, target_type, target_id, model, embedding, dimension, created_at) "
+            "VALUES ('e1', 'fact', 'f1', 'm', zeroblob(8), 2, 0)")
+    path = settings.data_dir / "embeddings.db"
+    raw = db.connect(path)
+    raw.execute("ALTER TABLE embeddings DROP COLUMN text_hash")
+    raw.execute("PRAGMA user_version = 1")
+    raw.close()
+    with Stores(settings) as stores:
+        assert stores.versions["embeddings"] == 2
+        assert [tuple(r) for r in stores.conn.execute("SELECT id, text_hash FROM embeddings")] == [("e1", None)]
+        assert stale_fact_vectors(stores.conn, "m").unknown == 1
 
 
 def test_missing_model_fails_clearly() -> None:

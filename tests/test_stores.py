@@ -24,7 +24,10 @@ def test_every_store_has_its_tables(stores: Stores) -> None:
     assert expected <= names
     assert stores.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert stores.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
-    assert set(stores.versions.values()) == {1}
+    assert stores.versions == {name: len(db.MIGRATIONS[name]) for name in db.STORES}
+    assert stores.versions["embeddings"] == 2  # text_hash
+    columns = {r[1] for r in stores.conn.execute("PRAGMA embeddings.table_info(embeddings)")}
+    assert "text_hash" in columns
 
 
 def test_older_store_is_upgraded(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,8 @@ CREATE TABLE embeddings (
     created_at   INTEGER NOT NULL,
     UNIQUE(target_type, target_id, model)
 );
+-- Migration 2 (db.MIGRATIONS) adds text_hash TEXT: the hash of the text the vector was made from
+-- (NULL: embedded before it was kept), so vectors of a text that has since changed can be found.
 CREATE INDEX idx_embeddings_target ON embeddings(target_type, target_id);
 CREATE INDEX idx_embeddings_model ON embeddings(model);
 
