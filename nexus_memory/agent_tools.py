@@ -254,7 +254,7 @@ def _insert_fact(call: _Call, text: str, metadata: dict[str, Any], names: Sequen
 def _entity_names(conn: db.Connection, entity_ids: list[str]) -> dict[str, str]:
     if not entity_ids:
         return {}
-    rows = conn.execute(f"SELECT id, name FROM entities WHERE id IN ({','.join('?' * len(entity_ids))})",
+    rows = conn.execute(f"SELECT id, name FROM entities WHERE id IN ({db.placeholders(entity_ids)})",
                         entity_ids).fetchall()
     return {r[0]: r[1] for r in rows}
 
@@ -326,7 +326,7 @@ def _get_entity_info(call: _Call, entity: str, limit: int = 20) -> dict[str, Any
                WHERE platform = ? AND json_valid(metadata) AND json_extract(metadata, '$.supersedes') IS NOT NULL)
            ORDER BY fe.as_of DESC LIMIT ?""", (entity_id, TOOL_PLATFORM, limit)).fetchall()
     others = [dict(zip(("id", "name", "type"), r, strict=True)) for r in
-              conn.execute(f"SELECT id, name, type FROM entities WHERE id IN ({','.join('?' * len(matches))})",
+              conn.execute(f"SELECT id, name, type FROM entities WHERE id IN ({db.placeholders(matches)})",
                            matches).fetchall() if r[0] != entity_id]
     return {
         "entity": dict(row),

@@ -71,7 +71,7 @@ def _fact_turns(stores: Stores, fact_ids: list[str]) -> list[str]:
         return []
     rows = stores.conn.execute(
         f"""SELECT f.id, json_extract(e.metadata, '$.dia_id') FROM facts f JOIN events e ON e.id = f.source_event_id
-            WHERE f.id IN ({",".join("?" * len(fact_ids))})""",
+            WHERE f.id IN ({db.placeholders(fact_ids)})""",
         fact_ids,
     ).fetchall()
     by_fact = {r[0]: r[1] for r in rows}

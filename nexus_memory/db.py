@@ -144,7 +144,7 @@ def transaction(conn: Connection, *, immediate: bool = True) -> Iterator[Connect
     conn.execute("COMMIT")
 
 
-def placeholders(values: Sequence[str]) -> str:
+def placeholders(values: Sequence[Any]) -> str:
     """'?,?,?' for an IN (...) list of these values ('' for none)."""
     return ",".join("?" * len(values))
 

@@ -202,9 +202,9 @@ def reembed(stores: Any, embedder: Embedder, target_types: Sequence[str] = ("fac
     The old vectors are dropped first, so until this finishes recall finds those rows by keyword and
     entity only; interrupted, it is simply run again (embedding skips what is already done).
     """
-    marks = ",".join("?" * len(target_types))
     with db.transaction(stores.conn):
-        stores.conn.execute(f"DELETE FROM embeddings WHERE model = ? AND target_type IN ({marks})",
+        stores.conn.execute(f"DELETE FROM embeddings WHERE model = ? "
+                            f"AND target_type IN ({db.placeholders(target_types)})",
                             [embedder.model_name, *target_types])
     rebuild_index(stores, embedder.model_name, embedder.dimension)
     return embed_pending(stores, embedder, target_types=target_types, on_progress=on_progress)
@@ -289,11 +289,8 @@ def _pending(conn: Any, target_type: str, model: str, ids: Sequence[str] | None)
     if ids is None:
         rows = [tuple(r) for r in conn.execute(sql, args)]
     else:
-        ids = list(dict.fromkeys(ids))
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            rows += [tuple(r) for r in conn.execute(f"{sql} AND f.id IN ({','.join('?' * len(part))})",
-                                                    [*args, *part])]
+        for part in db.chunked(list(dict.fromkeys(ids))):
+            rows += [tuple(r) for r in conn.execute(f"{sql} AND f.id IN ({db.placeholders(part)})", [*args, *part])]
     if target_type == "fact":
         rows = [_fact_row(r) for r in rows]
     return [r for r in rows if r[1] and r[1].strip()]

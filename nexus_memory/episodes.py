@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nexus_memory import db
 from nexus_memory.events import Event, row_to_event
 from nexus_memory.ids import now_ms, stable_id
 from nexus_memory.stores import Stores
@@ -160,7 +161,7 @@ def _store_chunk(
         if set(chunk_ids) <= set(parent_events):
             return "unchanged"
         rows = conn.execute(
-            f"SELECT * FROM events WHERE id IN ({','.join('?' * len(parent_events))})", parent_events
+            f"SELECT * FROM events WHERE id IN ({db.placeholders(parent_events)})", parent_events
         ).fetchall()
         merged = {e.id: e for e in map(row_to_event, rows)}
         merged.update({e.id: e for e in chunk})

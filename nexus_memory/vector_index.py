@@ -634,9 +634,9 @@ class VectorSearch:
         """Map embeddings rowids to target ids; rows deleted since indexing drop out."""
         if not len(rowids):
             return []
-        marks = ",".join("?" * len(rowids))
+        wanted = [int(r) for r in rowids]
         found = dict(self.conn.execute(
-            f"SELECT rowid, target_id FROM embeddings WHERE rowid IN ({marks})", [int(r) for r in rowids]
+            f"SELECT rowid, target_id FROM embeddings WHERE rowid IN ({db.placeholders(wanted)})", wanted
         ).fetchall())
         out = [(found[int(r)], float(s)) for r, s in zip(rowids, scores, strict=True) if int(r) in found]
         return out[:k]
@@ -644,12 +644,10 @@ class VectorSearch:
     def vectors(self, target_type: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Canonical float32 vectors of these targets under this model (missing ids are absent)."""
         out: dict[str, np.ndarray] = {}
-        ids = list(dict.fromkeys(ids))
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
+        for part in db.chunked(list(dict.fromkeys(ids))):
             rows = self.conn.execute(
                 f"SELECT target_id, embedding FROM embeddings WHERE model = ? AND target_type = ? "
-                f"AND target_id IN ({','.join('?' * len(part))})",
+                f"AND target_id IN ({db.placeholders(part)})",
                 [self.model, target_type, *part],
             ).fetchall()
             out.update((r[0], np.frombuffer(r[1], dtype="<f4").astype(np.float32)) for r in rows)
@@ -662,9 +660,9 @@ class VectorSearch:
         hash of the text it was made from when `text_hashes` (target_id -> hash) has it, and the
         vec0 row; the IVF index picks new rows up by rowid on its next search.
         """
-        hashes = text_hashes or {}
         if not rows:
             return
+        hashes = text_hashes or {}
         now = int(time.time() * 1000)
         with db.transaction(self.conn):
             ids = [r[0] for r in rows]
@@ -685,11 +683,10 @@ class VectorSearch:
     def _existing(self, target_type: str, ids: Sequence[str]) -> dict[str, int]:
         """target_id -> embeddings.rowid for those of `ids` already embedded with this model."""
         out: dict[str, int] = {}
-        for start in range(0, len(ids), 500):
-            part = list(ids[start:start + 500])
+        for part in db.chunked(ids):
             out.update(self.conn.execute(
                 f"SELECT target_id, rowid FROM embeddings WHERE target_type = ? AND model = ? "
-                f"AND target_id IN ({','.join('?' * len(part))})",
+                f"AND target_id IN ({db.placeholders(part)})",
                 [target_type, self.model, *part],
             ).fetchall())
         return out

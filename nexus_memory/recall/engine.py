@@ -179,7 +179,7 @@ class Filters:
         """WHERE clause for entities `n`: live ones, restricted to the entity filter if any."""
         clauses, args = ["n.merged_into IS NULL"], []
         if self.entity_ids is not None:
-            clauses.append(f"n.id IN ({','.join('?' * len(self.entity_ids)) or 'NULL'})")
+            clauses.append(f"n.id IN ({db.placeholders(self.entity_ids) or 'NULL'})")
             args.extend(self.entity_ids)
         return " AND ".join(clauses), args
 
@@ -545,10 +545,8 @@ def _post_filter(conn: db.Connection, target_type: str, hits: list[tuple[str, fl
     if not hits:
         return []
     keep: set[str] = set()
-    ids = [h[0] for h in hits]
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        sql = f"SELECT {id_column} {source} WHERE {id_column} IN ({','.join('?' * len(part))}) AND {where}"
+    for part in db.chunked([h[0] for h in hits]):
+        sql = f"SELECT {id_column} {source} WHERE {id_column} IN ({db.placeholders(part)}) AND {where}"
         keep.update(r[0] for r in conn.execute(sql, [*part, *args]))
     return [(_key(target_type, i), s) for i, s in hits if i in keep][:limit]
 

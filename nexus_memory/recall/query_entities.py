@@ -23,9 +23,7 @@ def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_
         return []
     # (-words, position, id): longer (more specific) names first, then earlier in the query.
     ids: list[tuple[int, int, str]] = []
-    keys = list(grams)
-    for start in range(0, len(keys), 400):
-        part = keys[start:start + 400]
+    for part in db.chunked(list(grams), 400):  # each part goes into two IN lists
         marks = db.placeholders(part)
         rows = conn.execute(
             f"""SELECT id, normalized FROM entities WHERE normalized IN ({marks})
