@@ -44,55 +44,110 @@ MAX_QUERY = 10_000
 
 
 def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "function", "function": {
-        "name": name, "description": description,
-        "parameters": {"type": "object", "properties": properties, "required": required,
-                       "additionalProperties": False}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+        },
+    }
 
 
 _QUERY = {"type": "string", "description": "What to look for, in natural language.", "maxLength": MAX_QUERY}
 _FACT_ID = {"type": "string", "description": "The id of a fact, as returned by search_memory or recall."}
 
 TOOLS: list[dict[str, Any]] = [
-    _tool("recall", "Search long-term memory: facts, observations (consolidated knowledge, may be stale) and "
-          "mental models (reports). Hybrid semantic + keyword + entity search. Dates in the query such as "
-          "'last week' or 'in May 2023' filter by time.", {
-              "query": _QUERY,
-              "scope": {"type": "array", "items": {"type": "string", "enum": list(SCOPES)},
-                        "description": "What to search (default facts, observations, mental_models)."},
-              "entity": {"type": "string", "description": "Only results about this person/thing (name or id)."},
-              "time_after": {"type": "integer", "description": "Only results at or after this unix time (ms)."},
-              "time_before": {"type": "integer", "description": "Only results at or before this unix time (ms)."},
-              "platform": {"type": "string", "description": "Only results from this platform, e.g. 'imessage'."},
-              "max_results": {"type": "integer", "minimum": 1, "maximum": 100,
-                              "description": "How many results (default 20)."},
-              "budget": {"type": "string", "enum": list(BUDGETS),
-                         "description": "Search depth: low (fast, semantic only), mid (default), high (deepest)."},
-          }, ["query"]),
-    _tool("search_memory", "Search remembered facts about the user and their world. The main retrieval tool.", {
-        "query": _QUERY,
-        "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many facts (default 5)."},
-        "entity": {"type": "string", "description": "Only facts about this person/thing (name or id)."},
-    }, ["query"]),
-    _tool("remember_fact", "Save one fact the user wants remembered, as a short standalone sentence.", {
-        "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT,
-                 "description": "The fact, e.g. 'Sarah's birthday is on 4 July'."},
-        "entities": {"type": "array", "items": {"type": "string", "minLength": 1},
-                     "description": "Names of the people/places/things the fact is about."},
-    }, ["text"]),
-    _tool("correct_fact", "Replace a wrong fact with the corrected one. The old fact stops being recalled.", {
-        "fact_id": _FACT_ID,
-        "new_text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "description": "The corrected fact."},
-        "reason": {"type": "string", "description": "Why it was wrong (optional)."},
-    }, ["fact_id", "new_text"]),
+    _tool(
+        "recall",
+        "Search long-term memory: facts, observations (consolidated knowledge, may be stale) and "
+        "mental models (reports). Hybrid semantic + keyword + entity search. Dates in the query such as "
+        "'last week' or 'in May 2023' filter by time.",
+        {
+            "query": _QUERY,
+            "scope": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(SCOPES)},
+                "description": "What to search (default facts, observations, mental_models).",
+            },
+            "entity": {"type": "string", "description": "Only results about this person/thing (name or id)."},
+            "time_after": {"type": "integer", "description": "Only results at or after this unix time (ms)."},
+            "time_before": {"type": "integer", "description": "Only results at or before this unix time (ms)."},
+            "platform": {"type": "string", "description": "Only results from this platform, e.g. 'imessage'."},
+            "max_results": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 100,
+                "description": "How many results (default 20).",
+            },
+            "budget": {
+                "type": "string",
+                "enum": list(BUDGETS),
+                "description": "Search depth: low (fast, semantic only), mid (default), high (deepest).",
+            },
+        },
+        ["query"],
+    ),
+    _tool(
+        "search_memory",
+        "Search remembered facts about the user and their world. The main retrieval tool.",
+        {
+            "query": _QUERY,
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many facts (default 5)."},
+            "entity": {"type": "string", "description": "Only facts about this person/thing (name or id)."},
+        },
+        ["query"],
+    ),
+    _tool(
+        "remember_fact",
+        "Save one fact the user wants remembered, as a short standalone sentence.",
+        {
+            "text": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_TEXT,
+                "description": "The fact, e.g. 'Sarah's birthday is on 4 July'.",
+            },
+            "entities": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "description": "Names of the people/places/things the fact is about.",
+            },
+        },
+        ["text"],
+    ),
+    _tool(
+        "correct_fact",
+        "Replace a wrong fact with the corrected one. The old fact stops being recalled.",
+        {
+            "fact_id": _FACT_ID,
+            "new_text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "description": "The corrected fact."},
+            "reason": {"type": "string", "description": "Why it was wrong (optional)."},
+        },
+        ["fact_id", "new_text"],
+    ),
     _tool("confirm_fact", "Record that the user confirmed a fact is correct.", {"fact_id": _FACT_ID}, ["fact_id"]),
     _tool("memory_stats", "How much is remembered: counts per layer and the latest fact's time.", {}, []),
-    _tool("get_entity_info", "Everything known about one person/place/thing: aliases, merged duplicates and the "
-          "latest facts. For 'tell me everything about X'.", {
-              "entity": {"type": "string", "minLength": 1, "description": "Name, alias or id."},
-              "limit": {"type": "integer", "minimum": 1, "maximum": 100,
-                        "description": "How many latest facts (default 20)."},
-          }, ["entity"]),
+    _tool(
+        "get_entity_info",
+        "Everything known about one person/place/thing: aliases, merged duplicates and the "
+        "latest facts. For 'tell me everything about X'.",
+        {
+            "entity": {"type": "string", "minLength": 1, "description": "Name, alias or id."},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 100,
+                "description": "How many latest facts (default 20).",
+            },
+        },
+        ["entity"],
+    ),
 ]
 _SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
 
@@ -139,8 +194,9 @@ def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> lis
         properties = schema.get("properties", {})
         errors += [f"missing required argument {key!r}" for key in schema.get("required", []) if key not in value]
         if schema.get("additionalProperties") is False:
-            errors += [f"unknown argument {key!r} (allowed: {sorted(properties)})" for key in value
-                       if key not in properties]
+            errors += [
+                f"unknown argument {key!r} (allowed: {sorted(properties)})" for key in value if key not in properties
+            ]
         for key, item in value.items():
             if key in properties:
                 errors += validate(properties[key], item, key)
@@ -150,9 +206,15 @@ def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> lis
 # --- dispatch ------------------------------------------------------------------------------------
 
 
-def call_tool(stores: Stores, name: str, arguments: dict[str, Any] | str | None, *,
-              session_id: str | None = None, embedder: object | None = None,
-              reference_time: int | None = None) -> dict[str, Any]:
+def call_tool(
+    stores: Stores,
+    name: str,
+    arguments: dict[str, Any] | str | None,
+    *,
+    session_id: str | None = None,
+    embedder: object | None = None,
+    reference_time: int | None = None,
+) -> dict[str, Any]:
     """Validate and run one tool call; always returns a dict (an {"error": ...} one on failure).
 
     `arguments` may be the JSON string of an OpenAI tool call. `session_id` tags facts the agent
@@ -186,8 +248,9 @@ class ToolError(ValueError):
 class _Call:
     """What a handler needs besides its arguments."""
 
-    def __init__(self, stores: Stores, session_id: str | None, embedder: object | None,
-                 reference_time: int | None) -> None:
+    def __init__(
+        self, stores: Stores, session_id: str | None, embedder: object | None, reference_time: int | None
+    ) -> None:
         self.stores, self.session_id, self.embedder, self.reference_time = stores, session_id, embedder, reference_time
 
     @property
@@ -196,10 +259,18 @@ class _Call:
 
 
 def _recall(call: _Call, query: str, **kwargs: Any) -> dict[str, Any]:
-    response = recall(call.stores, query, embedder=call.embedder, reference_time=call.reference_time,  # type: ignore[arg-type]
-                      **kwargs)
-    return {"results": [result_dict(r) for r in response.results], "time_after": response.time_after,
-            "time_before": response.time_before}
+    response = recall(
+        call.stores,
+        query,
+        embedder=call.embedder,
+        reference_time=call.reference_time,  # type: ignore[arg-type]
+        **kwargs,
+    )
+    return {
+        "results": [result_dict(r) for r in response.results],
+        "time_after": response.time_after,
+        "time_before": response.time_before,
+    }
 
 
 def _search_memory(call: _Call, query: str, limit: int = 5, entity: str | None = None) -> dict[str, Any]:
@@ -208,9 +279,14 @@ def _search_memory(call: _Call, query: str, limit: int = 5, entity: str | None =
 
 def result_dict(result: RecallResult) -> dict[str, Any]:
     """A compact, JSON-ready view of a result for the model."""
-    out: dict[str, Any] = {"id": result.id, "type": result.type, "text": result.text,
-                           "score": round(result.score, 5), "date": iso_date(result.as_of),
-                           "entities": [e["name"] for e in result.entities]}
+    out: dict[str, Any] = {
+        "id": result.id,
+        "type": result.type,
+        "text": result.text,
+        "score": round(result.score, 5),
+        "date": iso_date(result.as_of),
+        "entities": [e["name"] for e in result.entities],
+    }
     if result.is_stale:
         out["stale"] = True
     if result.platform:
@@ -230,8 +306,9 @@ def _remember_fact(call: _Call, text: str, entities: list[str] | None = None) ->
     return {"fact_id": fact_id, "text": text.strip(), "entities": linked}
 
 
-def _insert_fact(call: _Call, text: str, metadata: dict[str, Any], names: Sequence[str],
-                 extra_entity_ids: Sequence[str] = ()) -> tuple[str, list[str]]:
+def _insert_fact(
+    call: _Call, text: str, metadata: dict[str, Any], names: Sequence[str], extra_entity_ids: Sequence[str] = ()
+) -> tuple[str, list[str]]:
     """Insert a tool-written fact linked to named entities (created if new) and to entities the text names."""
     conn, now = call.conn, now_ms()
     fact_id = ulid(now)
@@ -241,12 +318,15 @@ def _insert_fact(call: _Call, text: str, metadata: dict[str, Any], names: Sequen
         (fact_id, text, now, now, json.dumps(metadata), now, TOOL_PLATFORM, call.session_id),
     )
     entity_ids = [*extra_entity_ids]
-    entity_ids += [identity.resolve_or_create(conn, n.strip(), "unknown", source="user", seen_at=now)
-                   for n in names if n.strip()]
+    entity_ids += [
+        identity.resolve_or_create(conn, n.strip(), "unknown", source="user", seen_at=now) for n in names if n.strip()
+    ]
     entity_ids += match_query_entities(conn, text)  # entities the text names that we already know
     entity_ids = list(dict.fromkeys(entity_ids))
-    conn.executemany("INSERT OR IGNORE INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)",
-                     [(fact_id, e, now) for e in entity_ids])
+    conn.executemany(
+        "INSERT OR IGNORE INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)",
+        [(fact_id, e, now) for e in entity_ids],
+    )
     names_of = _entity_names(conn, entity_ids)
     return fact_id, [names_of[e] for e in entity_ids if e in names_of]
 
@@ -254,14 +334,14 @@ def _insert_fact(call: _Call, text: str, metadata: dict[str, Any], names: Sequen
 def _entity_names(conn: db.Connection, entity_ids: list[str]) -> dict[str, str]:
     if not entity_ids:
         return {}
-    rows = conn.execute(f"SELECT id, name FROM entities WHERE id IN ({db.placeholders(entity_ids)})",
-                        entity_ids).fetchall()
+    rows = conn.execute(
+        f"SELECT id, name FROM entities WHERE id IN ({db.placeholders(entity_ids)})", entity_ids
+    ).fetchall()
     return {r[0]: r[1] for r in rows}
 
 
 def _fact_row(conn: db.Connection, fact_id: str) -> Any:
-    row = conn.execute("SELECT id, text, as_of, platform, access_count FROM facts WHERE id = ?",
-                       (fact_id,)).fetchone()
+    row = conn.execute("SELECT id, text, as_of, platform, access_count FROM facts WHERE id = ?", (fact_id,)).fetchone()
     if row is None:
         raise ToolError(f"no fact with id {fact_id!r}")
     return row
@@ -270,7 +350,9 @@ def _fact_row(conn: db.Connection, fact_id: str) -> Any:
 def _superseded_by(conn: db.Connection, fact_id: str) -> str | None:
     row = conn.execute(
         """SELECT id FROM facts WHERE platform = ? AND json_valid(metadata)
-           AND json_extract(metadata, '$.supersedes') = ? LIMIT 1""", (TOOL_PLATFORM, fact_id)).fetchone()
+           AND json_extract(metadata, '$.supersedes') = ? LIMIT 1""",
+        (TOOL_PLATFORM, fact_id),
+    ).fetchone()
     return row[0] if row else None
 
 
@@ -281,14 +363,18 @@ def _correct_fact(call: _Call, fact_id: str, new_text: str, reason: str | None =
         newer = _superseded_by(conn, fact_id)
         if newer:
             raise ToolError(f"fact {fact_id} was already corrected by {newer}; correct that one instead")
-        old_entities = [r[0] for r in conn.execute("SELECT entity_id FROM fact_entities WHERE fact_id = ?",
-                                                   (fact_id,))]
+        old_entities = [r[0] for r in conn.execute("SELECT entity_id FROM fact_entities WHERE fact_id = ?", (fact_id,))]
         metadata = {"source": "user", "supersedes": fact_id, "original_platform": old["platform"]}
         if reason:
             metadata["reason"] = reason
         new_id, linked = _insert_fact(call, new_text.strip(), metadata, [], old_entities)
-    return {"fact_id": new_id, "supersedes": fact_id, "old_text": old["text"], "text": new_text.strip(),
-            "entities": linked}
+    return {
+        "fact_id": new_id,
+        "supersedes": fact_id,
+        "old_text": old["text"],
+        "text": new_text.strip(),
+        "entities": linked,
+    }
 
 
 def _confirm_fact(call: _Call, fact_id: str) -> dict[str, Any]:
@@ -296,14 +382,23 @@ def _confirm_fact(call: _Call, fact_id: str) -> dict[str, Any]:
         _fact_row(call.conn, fact_id)
         call.conn.execute("UPDATE facts SET access_count = access_count + 1 WHERE id = ?", (fact_id,))
         row = _fact_row(call.conn, fact_id)
-    return {"fact_id": fact_id, "text": row["text"], "confirmed": True, "access_count": row["access_count"],
-            "note": "recorded as an access; decay is not implemented yet, so facts do not fade meanwhile"}
+    return {
+        "fact_id": fact_id,
+        "text": row["text"],
+        "confirmed": True,
+        "access_count": row["access_count"],
+        "note": "recorded as an access; decay is not implemented yet, so facts do not fade meanwhile",
+    }
 
 
 def _memory_stats(call: _Call) -> dict[str, Any]:
     latest, ingested = call.conn.execute("SELECT max(as_of), max(ingested_at) FROM facts").fetchone()
-    return {"counts": call.stores.counts(), "latest_fact_as_of": latest, "latest_fact_date": iso_date(latest),
-            "latest_fact_ingested_at": ingested}
+    return {
+        "counts": call.stores.counts(),
+        "latest_fact_as_of": latest,
+        "latest_fact_date": iso_date(latest),
+        "latest_fact_ingested_at": ingested,
+    }
 
 
 def _get_entity_info(call: _Call, entity: str, limit: int = 20) -> dict[str, Any]:
@@ -312,22 +407,33 @@ def _get_entity_info(call: _Call, entity: str, limit: int = 20) -> dict[str, Any
     if not matches:
         raise ToolError(f"no entity named {entity!r}")
     entity_id = matches[0]
-    row = conn.execute("""SELECT id, name, type, source, is_user, mention_count, first_seen, last_seen
-                          FROM entities WHERE id = ?""", (entity_id,)).fetchone()
-    aliases = conn.execute("SELECT alias, alias_type, platform FROM aliases WHERE entity_id = ? ORDER BY alias",
-                           (entity_id,)).fetchall()
-    merged = conn.execute("SELECT id, name, type FROM entities WHERE merged_into = ? ORDER BY name",
-                          (entity_id,)).fetchall()
+    row = conn.execute(
+        """SELECT id, name, type, source, is_user, mention_count, first_seen, last_seen
+                          FROM entities WHERE id = ?""",
+        (entity_id,),
+    ).fetchone()
+    aliases = conn.execute(
+        "SELECT alias, alias_type, platform FROM aliases WHERE entity_id = ? ORDER BY alias", (entity_id,)
+    ).fetchall()
+    merged = conn.execute(
+        "SELECT id, name, type FROM entities WHERE merged_into = ? ORDER BY name", (entity_id,)
+    ).fetchall()
     # Latest facts through the (entity_id, as_of DESC) index, corrections applied.
     facts = conn.execute(
         """SELECT f.id, f.text, f.as_of, f.platform FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
            WHERE fe.entity_id = ? AND f.id NOT IN (
                SELECT json_extract(metadata, '$.supersedes') FROM facts
                WHERE platform = ? AND json_valid(metadata) AND json_extract(metadata, '$.supersedes') IS NOT NULL)
-           ORDER BY fe.as_of DESC LIMIT ?""", (entity_id, TOOL_PLATFORM, limit)).fetchall()
-    others = [dict(zip(("id", "name", "type"), r, strict=True)) for r in
-              conn.execute(f"SELECT id, name, type FROM entities WHERE id IN ({db.placeholders(matches)})",
-                           matches).fetchall() if r[0] != entity_id]
+           ORDER BY fe.as_of DESC LIMIT ?""",
+        (entity_id, TOOL_PLATFORM, limit),
+    ).fetchall()
+    others = [
+        dict(zip(("id", "name", "type"), r, strict=True))
+        for r in conn.execute(
+            f"SELECT id, name, type FROM entities WHERE id IN ({db.placeholders(matches)})", matches
+        ).fetchall()
+        if r[0] != entity_id
+    ]
     return {
         "entity": dict(row),
         "aliases": [dict(zip(("alias", "alias_type", "platform"), a, strict=True)) for a in aliases],

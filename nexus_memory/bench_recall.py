@@ -47,18 +47,92 @@ from nexus_memory.vector_index import (
 
 PLATFORMS = ["imessage", "gmail", "discord", "chatgpt", "claude", "agent"]
 PLATFORM_WEIGHTS = [0.35, 0.25, 0.15, 0.1, 0.05, 0.1]
-FIRST = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Mallory",
-         "Niaj", "Olivia", "Peggy", "Rupert", "Sybil", "Trent", "Victor", "Walter", "Yvonne", "Zara",
-         "Tyler", "Sarah", "Priya", "Kenji", "Lena", "Marco", "Noor", "Omar", "Chen"]
-PREDICATES = ["works at", "moved to", "is learning", "bought a", "is worried about", "recommended",
-              "had dinner at", "is planning a trip to", "started a project on", "complained about",
-              "adopted a", "signed up for", "is reading a book about", "fixed the", "loves",
-              "is allergic to", "gave a talk on", "is saving money for", "lost the", "met Sarah at"]
-OBJECTS = ["Anthropic", "Berlin", "Spanish", "new bicycle", "the mortgage", "a sushi place", "Lisbon",
-           "machine learning", "the dentist", "dog", "a marathon", "climate policy", "kitchen sink",
-           "jazz", "peanuts", "distributed systems", "a house", "car keys", "the conference",
-           "a pottery class", "Tokyo", "the quarterly report", "rock climbing", "sourdough bread",
-           "the garden", "an electric car", "the wedding", "chess", "a podcast", "the apartment lease"]
+FIRST = [
+    "Alice",
+    "Bob",
+    "Carol",
+    "Dave",
+    "Erin",
+    "Frank",
+    "Grace",
+    "Heidi",
+    "Ivan",
+    "Judy",
+    "Mallory",
+    "Niaj",
+    "Olivia",
+    "Peggy",
+    "Rupert",
+    "Sybil",
+    "Trent",
+    "Victor",
+    "Walter",
+    "Yvonne",
+    "Zara",
+    "Tyler",
+    "Sarah",
+    "Priya",
+    "Kenji",
+    "Lena",
+    "Marco",
+    "Noor",
+    "Omar",
+    "Chen",
+]
+PREDICATES = [
+    "works at",
+    "moved to",
+    "is learning",
+    "bought a",
+    "is worried about",
+    "recommended",
+    "had dinner at",
+    "is planning a trip to",
+    "started a project on",
+    "complained about",
+    "adopted a",
+    "signed up for",
+    "is reading a book about",
+    "fixed the",
+    "loves",
+    "is allergic to",
+    "gave a talk on",
+    "is saving money for",
+    "lost the",
+    "met Sarah at",
+]
+OBJECTS = [
+    "Anthropic",
+    "Berlin",
+    "Spanish",
+    "new bicycle",
+    "the mortgage",
+    "a sushi place",
+    "Lisbon",
+    "machine learning",
+    "the dentist",
+    "dog",
+    "a marathon",
+    "climate policy",
+    "kitchen sink",
+    "jazz",
+    "peanuts",
+    "distributed systems",
+    "a house",
+    "car keys",
+    "the conference",
+    "a pottery class",
+    "Tokyo",
+    "the quarterly report",
+    "rock climbing",
+    "sourdough bread",
+    "the garden",
+    "an electric car",
+    "the wedding",
+    "chess",
+    "a podcast",
+    "the apartment lease",
+]
 START_MS = 1_546_300_800_000  # 2019-01-01
 SPAN_MS = 6 * 365 * 86_400_000
 CHUNK = 50_000
@@ -76,15 +150,25 @@ def _queries(rng: np.random.Generator, count: int, person: str | None = None) ->
 
     With `person`, every question names that person.
     """
-    forms = ["What do I know about {f} and {o}?", "Who {p} {o}?", "{f} {p} what?",
-             "Tell me about {o}", "Did {f} mention {o} recently?"]
+    forms = [
+        "What do I know about {f} and {o}?",
+        "Who {p} {o}?",
+        "{f} {p} what?",
+        "Tell me about {o}",
+        "Did {f} mention {o} recently?",
+    ]
     if person is not None:
         forms = [form for form in forms if "{f}" in form]
     out = []
     for _ in range(count):
         form = forms[rng.integers(len(forms))]
-        out.append(form.format(f=person or FIRST[rng.integers(len(FIRST))],
-                               p=PREDICATES[rng.integers(len(PREDICATES))], o=OBJECTS[rng.integers(len(OBJECTS))]))
+        out.append(
+            form.format(
+                f=person or FIRST[rng.integers(len(FIRST))],
+                p=PREDICATES[rng.integers(len(PREDICATES))],
+                o=OBJECTS[rng.integers(len(OBJECTS))],
+            )
+        )
     return out
 
 
@@ -93,7 +177,8 @@ def _busiest_person(stores: Stores) -> tuple[str, bool] | None:
     row = stores.conn.execute(
         """SELECT n.id, n.name FROM (SELECT id FROM facts ORDER BY rowid DESC LIMIT 1000) f
            CROSS JOIN fact_entities fe ON fe.fact_id = f.id JOIN entities n ON n.id = fe.entity_id
-           WHERE n.type = 'person' GROUP BY n.id ORDER BY count(*) DESC LIMIT 1""").fetchone()
+           WHERE n.type = 'person' GROUP BY n.id ORDER BY count(*) DESC LIMIT 1"""
+    ).fetchone()
     return (row[1], bool(busy_entities(stores.conn, [row[0]]))) if row else None
 
 
@@ -110,8 +195,9 @@ def _progress(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def fill(stores: Stores, embedder: Embedder, n_facts: int, *, seed: int = 0, n_sentences: int = 3000,
-         noise: float = 0.03) -> dict[str, Any]:
+def fill(
+    stores: Stores, embedder: Embedder, n_facts: int, *, seed: int = 0, n_sentences: int = 3000, noise: float = 0.03
+) -> dict[str, Any]:
     """Write n synthetic facts, entities, links and clustered vectors; returns arrays for the baselines."""
     rng = np.random.default_rng(seed)
     conn = stores.conn
@@ -129,8 +215,15 @@ def fill(stores: Stores, embedder: Embedder, n_facts: int, *, seed: int = 0, n_s
     conn.executemany(
         "INSERT INTO entities(id, name, normalized, type, source, mention_count, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, 'import', 0, 0, 0)",
-        [(eid, FIRST[i] if i < len(FIRST) else f"Entity {i}", (FIRST[i] if i < len(FIRST) else f"entity {i}").lower(),
-          "person" if i < len(FIRST) else "concept") for i, eid in enumerate(entity_ids)],
+        [
+            (
+                eid,
+                FIRST[i] if i < len(FIRST) else f"Entity {i}",
+                (FIRST[i] if i < len(FIRST) else f"entity {i}").lower(),
+                "person" if i < len(FIRST) else "concept",
+            )
+            for i, eid in enumerate(entity_ids)
+        ],
     )
     conn.execute("COMMIT")
 
@@ -148,10 +241,13 @@ def fill(stores: Stores, embedder: Embedder, n_facts: int, *, seed: int = 0, n_s
         vectors = _clustered(rng, base, pick, noise)
         platforms = rng.choice(len(PLATFORMS), size=m, p=PLATFORM_WEIGHTS).astype(np.int32)
         threads = rng.integers(n_threads, size=m).astype(np.int32)
-        as_of = START_MS + np.sort(rng.integers(SPAN_MS, size=m)) // max(1, n_facts // m) + \
-            (SPAN_MS * start // n_facts)
-        all_vectors[start:end], platform_idx[start:end], as_of_all[start:end], thread_all[start:end] = \
-            vectors, platforms, as_of, threads
+        as_of = START_MS + np.sort(rng.integers(SPAN_MS, size=m)) // max(1, n_facts // m) + (SPAN_MS * start // n_facts)
+        all_vectors[start:end], platform_idx[start:end], as_of_all[start:end], thread_all[start:end] = (
+            vectors,
+            platforms,
+            as_of,
+            threads,
+        )
         ids = [f"fact_{i:09d}" for i in range(start, end)]
         texts = [sentences[p] for p in pick]
         thread_names = [f"{PLATFORMS[platforms[j]]}:thread-{threads[j]}" for j in range(m)]
@@ -160,8 +256,18 @@ def fill(stores: Stores, embedder: Embedder, n_facts: int, *, seed: int = 0, n_s
         conn.executemany(
             "INSERT INTO facts(id, text, as_of, ingested_at, created_at, platform, thread_id) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(ids[j], texts[j], int(as_of[j]), int(as_of[j]), int(as_of[j]), PLATFORMS[platforms[j]], thread_names[j])
-             for j in range(m)],
+            [
+                (
+                    ids[j],
+                    texts[j],
+                    int(as_of[j]),
+                    int(as_of[j]),
+                    int(as_of[j]),
+                    PLATFORMS[platforms[j]],
+                    thread_names[j],
+                )
+                for j in range(m)
+            ],
         )
         links = {(ids[j], entity_ids[person_entity[texts[j].split(" ", 1)[0]]], int(as_of[j])) for j in range(m)}
         links |= {(ids[j], entity_ids[int(zipf[j])], int(as_of[j])) for j in range(m)}
@@ -170,11 +276,18 @@ def fill(stores: Stores, embedder: Embedder, n_facts: int, *, seed: int = 0, n_s
         conn.executemany(
             "INSERT INTO embeddings(rowid, id, target_type, target_id, model, embedding, dimension, created_at) "
             "VALUES (?, ?, 'fact', ?, ?, ?, ?, 0)",
-            [(start + j + 1, embedding_id("fact", ids[j], model), ids[j], model, blobs[j], embedder.dimension)
-             for j in range(m)],
+            [
+                (start + j + 1, embedding_id("fact", ids[j], model), ids[j], model, blobs[j], embedder.dimension)
+                for j in range(m)
+            ],
         )
-        insert_vec_rows(conn, [(start + j + 1, "fact", blobs[j], PLATFORMS[platforms[j]], int(as_of[j]),
-                                thread_names[j], ids[j]) for j in range(m)])
+        insert_vec_rows(
+            conn,
+            [
+                (start + j + 1, "fact", blobs[j], PLATFORMS[platforms[j]], int(as_of[j]), thread_names[j], ids[j])
+                for j in range(m)
+            ],
+        )
         conn.execute("COMMIT")
         rate = end / (time.perf_counter() - fill_started)
         _progress(f"filled {end:,}/{n_facts:,} facts ({rate:,.0f}/s)")
@@ -182,8 +295,13 @@ def fill(stores: Stores, embedder: Embedder, n_facts: int, *, seed: int = 0, n_s
         "INSERT OR REPLACE INTO vector_index_state(id, model, dimension, built_at) VALUES (1, ?, ?, 0)",
         (model, embedder.dimension),
     )
-    return {"vectors": all_vectors, "platform": platform_idx, "as_of": as_of_all, "thread": thread_all,
-            "fill_s": time.perf_counter() - started}
+    return {
+        "vectors": all_vectors,
+        "platform": platform_idx,
+        "as_of": as_of_all,
+        "thread": thread_all,
+        "fill_s": time.perf_counter() - started,
+    }
 
 
 def _ms(samples: list[float]) -> dict[str, float]:
@@ -212,8 +330,9 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return out, time.perf_counter() - started
 
 
-def measure(stores: Stores, embedder: Embedder, data: dict[str, Any], *, queries: int, seed: int,
-            k: int = 20) -> dict[str, Any]:
+def measure(
+    stores: Stores, embedder: Embedder, data: dict[str, Any], *, queries: int, seed: int, k: int = 20
+) -> dict[str, Any]:
     """Time the search paths and compute recall@k against exact search."""
     rng = np.random.default_rng(seed + 1)
     texts = _queries(rng, queries)
@@ -255,13 +374,17 @@ def measure(stores: Stores, embedder: Embedder, data: dict[str, Any], *, queries
         # Queries naming a busy person embed twice (with and without the name): timed on their own.
         person, busy = busiest
         named = _queries(rng, queries, person)
-        results["recall"]["mid_busy_name"] = {"person": person, "busy": busy, **_ms(
-            [_timed(lambda t=t: recall(stores, t, budget="mid"))[1] for t in named])}
+        results["recall"]["mid_busy_name"] = {
+            "person": person,
+            "busy": busy,
+            **_ms([_timed(lambda t=t: recall(stores, t, budget="mid"))[1] for t in named]),
+        }
     return results
 
 
-def _filtered(search: VectorSearch, data: dict[str, Any], query_vectors: list[np.ndarray],
-              rng: np.random.Generator, k: int) -> dict[str, Any]:
+def _filtered(
+    search: VectorSearch, data: dict[str, Any], query_vectors: list[np.ndarray], rng: np.random.Generator, k: int
+) -> dict[str, Any]:
     """Search-only latency and recall@k of filtered queries (filters applied before the top-k)."""
     out: dict[str, Any] = {}
     n_threads = int(data["thread"].max()) + 1
@@ -276,9 +399,16 @@ def _filtered(search: VectorSearch, data: dict[str, Any], query_vectors: list[np
         times, recalls = [], []
         for q in query_vectors[: min(50, len(query_vectors))]:
             flt, mask = make()
-            found, seconds = _timed(lambda q=q, flt=flt: search.search(
-                q, k, platform=flt.platform, time_after=flt.time_after, time_before=flt.time_before,
-                thread_id=flt.thread_id))
+            found, seconds = _timed(
+                lambda q=q, flt=flt: search.search(
+                    q,
+                    k,
+                    platform=flt.platform,
+                    time_after=flt.time_after,
+                    time_before=flt.time_before,
+                    thread_id=flt.thread_id,
+                )
+            )
             times.append(seconds)
             recalls.append(_recall(found, _exact(data["vectors"], q, k, mask)))
         out[name] = {**_ms(times), "recall_at_20": round(float(np.mean(recalls)), 4)}
@@ -312,7 +442,8 @@ def reload(stores: Stores, dimension: int) -> dict[str, Any]:
     """The arrays `fill` returned, read back from a store it filled (to re-measure without refilling)."""
     rows = stores.conn.execute(
         "SELECT e.embedding, f.platform, f.as_of, f.thread_id FROM embeddings e JOIN facts f ON f.id = e.target_id "
-        "WHERE e.target_type = 'fact' ORDER BY e.rowid").fetchall()
+        "WHERE e.target_type = 'fact' ORDER BY e.rowid"
+    ).fetchall()
     return {
         "vectors": np.frombuffer(b"".join(r[0] for r in rows), dtype="<f4").reshape(len(rows), dimension),
         "platform": np.array([PLATFORMS.index(r[1]) for r in rows], np.int32),
@@ -322,8 +453,15 @@ def reload(stores: Stores, dimension: int) -> dict[str, Any]:
     }
 
 
-def run(n_facts: int, *, queries: int = 200, data_dir: Path | None = None, seed: int = 0,
-        reuse: bool = False, sentences: int = 3000) -> dict[str, Any]:
+def run(
+    n_facts: int,
+    *,
+    queries: int = 200,
+    data_dir: Path | None = None,
+    seed: int = 0,
+    reuse: bool = False,
+    sentences: int = 3000,
+) -> dict[str, Any]:
     """Fill a fresh store with `n_facts` synthetic facts and measure search latency and recall.
 
     With `reuse`, measure a store an earlier run filled in `data_dir` (no fill, no index build).
@@ -342,8 +480,11 @@ def run(n_facts: int, *, queries: int = 200, data_dir: Path | None = None, seed:
         else:
             data = fill(stores, embedder, n_facts, seed=seed, n_sentences=sentences)
             _progress("building the IVF index")
-            _, build_s = _timed(lambda: build_ivf(stores.conn, stores.data_dir, embedder.model_name, "fact",
-                                                  embedder.dimension, seed=seed))
+            _, build_s = _timed(
+                lambda: build_ivf(
+                    stores.conn, stores.data_dir, embedder.model_name, "fact", embedder.dimension, seed=seed
+                )
+            )
             _progress(f"IVF built in {build_s:.1f}s")
         _progress(f"measuring {queries} queries")
         results = measure(stores, embedder, data, queries=queries, seed=seed)
@@ -354,7 +495,7 @@ def run(n_facts: int, *, queries: int = 200, data_dir: Path | None = None, seed:
         "model": embedder.model_name,
         "torch_threads": settings.torch_threads,
         "vectors": f"synthetic clustered: real MiniLM embeddings of {sentences} template sentences, each fact "
-                   "= its sentence + U(0,0.5) x another sentence + N(0, 0.03) noise, renormalised",
+        "= its sentence + U(0,0.5) x another sentence + N(0, 0.03) noise, renormalised",
         "data_dir": str(directory),
         "fill_s": round(data["fill_s"], 1),
         "machine_load_1min": round(os.getloadavg()[0], 2),

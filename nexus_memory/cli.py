@@ -36,8 +36,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(data)
     else:
-        print(f"read {data['read']}, ingested {data['ingested']}, duplicates {data['duplicates']}, "
-              f"rejected {data['rejected']}, partitions touched {len(data['partitions'])}")
+        print(
+            f"read {data['read']}, ingested {data['ingested']}, duplicates {data['duplicates']}, "
+            f"rejected {data['rejected']}, partitions touched {len(data['partitions'])}"
+        )
         for line in data["rejects"][:20]:
             print(f"  rejected {line}")
     return 1 if summary.rejected else 0
@@ -46,8 +48,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_pipeline(args: argparse.Namespace) -> int:
     from nexus_memory_assets.pipeline import run_pipeline
 
-    outcome = run_pipeline(load_settings(), platforms=args.platform or None, only_failed=args.only_failed,
-                           progress=lambda line: print(line, file=sys.stderr))
+    outcome = run_pipeline(
+        load_settings(),
+        platforms=args.platform or None,
+        only_failed=args.only_failed,
+        progress=lambda line: print(line, file=sys.stderr),
+    )
     _print_json(outcome)
     return 1 if outcome["failed"] else 0
 
@@ -67,8 +73,15 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from nexus_memory.recall import recall
 
     with Stores(load_settings()) as stores:
-        response = recall(stores, args.query, budget=args.budget, max_results=args.max_results,
-                          platform=args.platform, entity=args.entity, thread_id=args.thread)
+        response = recall(
+            stores,
+            args.query,
+            budget=args.budget,
+            max_results=args.max_results,
+            platform=args.platform,
+            entity=args.entity,
+            thread_id=args.thread,
+        )
     if args.json:
         from dataclasses import asdict
 
@@ -96,8 +109,10 @@ def cmd_candidates(args: argparse.Namespace) -> int:
             if args.json:
                 _print_json(rows)
             for r in [] if args.json else rows:
-                print(f"{r['id']}  {r['b_name']} ({r['b_type']}) -> {r['a_name']} ({r['a_type']})  "
-                      f"conf={r['confidence']:.2f}  {r['reason']}")
+                print(
+                    f"{r['id']}  {r['b_name']} ({r['b_type']}) -> {r['a_name']} ({r['a_type']})  "
+                    f"conf={r['confidence']:.2f}  {r['reason']}"
+                )
             return 0
         if not args.id:
             print("error: accept/reject need a candidate id", file=sys.stderr)
@@ -109,9 +124,13 @@ def cmd_candidates(args: argparse.Namespace) -> int:
 
 def cmd_failed(args: argparse.Namespace) -> int:
     with Stores(load_settings()) as stores:
-        rows = [dict(r) for r in stores.conn.execute(
-            """SELECT e.partition_key, p.episode_id, p.attempts, p.error FROM episode_processing p
-               JOIN episodes e ON e.id = p.episode_id WHERE p.status = 'failed' ORDER BY e.start_time""")]
+        rows = [
+            dict(r)
+            for r in stores.conn.execute(
+                """SELECT e.partition_key, p.episode_id, p.attempts, p.error FROM episode_processing p
+               JOIN episodes e ON e.id = p.episode_id WHERE p.status = 'failed' ORDER BY e.start_time"""
+            )
+        ]
     _print_json(rows)
     return 0
 
@@ -122,8 +141,12 @@ def cmd_rebuild_index(args: argparse.Namespace) -> int:
     embedder = get_embedder(args.model or None)
     with Stores(load_settings()) as stores:
         if args.reembed:
-            stats = reembed(stores, embedder, args.reembed,
-                            on_progress=lambda done, total: print(f"\rembedded {done}/{total}", end="", flush=True))
+            stats = reembed(
+                stores,
+                embedder,
+                args.reembed,
+                on_progress=lambda done, total: print(f"\rembedded {done}/{total}", end="", flush=True),
+            )
             print(f"\nre-embedded {stats.rows} rows ({stats.rows_per_s:.0f}/s) with {embedder.model_name}")
             return 0
         rows = rebuild_index(stores, embedder.model_name, embedder.dimension)
@@ -194,8 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rebuild-index", help="rebuild the vector index from the canonical embeddings table")
     p.add_argument("--model")
-    p.add_argument("--reembed", nargs="+", metavar="TYPE", choices=["fact", "observation", "mental_model", "entity"],
-                   help="also embed these target types again (after the embedded text changed), e.g. --reembed fact")
+    p.add_argument(
+        "--reembed",
+        nargs="+",
+        metavar="TYPE",
+        choices=["fact", "observation", "mental_model", "entity"],
+        help="also embed these target types again (after the embedded text changed), e.g. --reembed fact",
+    )
     p.set_defaults(func=cmd_rebuild_index)
 
     p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall")

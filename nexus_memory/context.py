@@ -52,9 +52,17 @@ def get_context(
     logged and answered with "".
     """
     try:
-        response = recall(stores, prompt, scope=("facts",), exclude_session_id=session_id,
-                          max_results=max(max_facts * 3, 10), budget="mid", reference_time=reference_time,
-                          embedder=embedder, touch=False)  # type: ignore[arg-type]
+        response = recall(
+            stores,
+            prompt,
+            scope=("facts",),
+            exclude_session_id=session_id,
+            max_results=max(max_facts * 3, 10),
+            budget="mid",
+            reference_time=reference_time,
+            embedder=embedder,
+            touch=False,
+        )  # type: ignore[arg-type]
         relevant = [r for r in response.results if is_relevant(r, min_score)][:max_facts]
         if not relevant:
             return ""

@@ -152,4 +152,4 @@ def placeholders(values: Sequence[Any]) -> str:
 def chunked(values: Sequence[str], size: int = 500) -> Iterator[list[str]]:
     """`values` in lists of at most `size`: IN lists stay under SQLite's variable limit."""
     for start in range(0, len(values), size):
-        yield list(values[start:start + size])
+        yield list(values[start : start + size])

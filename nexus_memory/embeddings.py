@@ -72,8 +72,13 @@ class Embedder:
             return self._encode_unlocked(texts, batch_size)
 
     def _encode_unlocked(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        vectors = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                                    normalize_embeddings=True, show_progress_bar=False)
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def encode_query(self, text: str) -> np.ndarray:
@@ -146,7 +151,7 @@ def _load_model(name: str) -> Any:
         raise RuntimeError(
             f"Embedding model {name!r} is not available offline: its weights are not in the local "
             f"Hugging Face cache ({os.environ.get('HF_HOME', '~/.cache/huggingface')}). Download it once "
-            f"with network access (e.g. `HF_HUB_OFFLINE=0 python -c \"from sentence_transformers import "
+            f'with network access (e.g. `HF_HUB_OFFLINE=0 python -c "from sentence_transformers import '
             f"SentenceTransformer; SentenceTransformer('{name}')\"`), or set NEXUS_EMBEDDING_MODEL="
             f"{DEFAULT_MODEL} (bundled). Cause: {exc}"
         ) from exc
@@ -173,9 +178,13 @@ def rebuild_index(stores: Any, embedder_model: str, dimension: int, *, ann_thres
     conn = stores.conn
     with db.transaction(conn):
         create_vec_table(conn, dimension)
-        types = [r[0] for r in conn.execute(
-            "SELECT DISTINCT target_type FROM embeddings WHERE model = ? AND dimension = ?",
-            (embedder_model, dimension))]
+        types = [
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT target_type FROM embeddings WHERE model = ? AND dimension = ?",
+                (embedder_model, dimension),
+            )
+        ]
         for target_type in types:
             cursor = conn.execute(indexed_rows_sql(target_type), (0, embedder_model, target_type))
             insert_vec_rows(conn, ((r[0], target_type, r[2], r[3], r[4], r[5], r[1]) for r in cursor))
@@ -188,24 +197,30 @@ def rebuild_index(stores: Any, embedder_model: str, dimension: int, *, ann_thres
         total = conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()[0]
     drop_ann(stores.data_dir)
     for target_type in types:
-        count = conn.execute("SELECT count(*) FROM embeddings WHERE model = ? AND target_type = ?",
-                             (embedder_model, target_type)).fetchone()[0]
+        count = conn.execute(
+            "SELECT count(*) FROM embeddings WHERE model = ? AND target_type = ?", (embedder_model, target_type)
+        ).fetchone()[0]
         if count >= ann_threshold:
             build_ivf(conn, stores.data_dir, embedder_model, target_type, dimension)
     return total
 
 
-def reembed(stores: Any, embedder: Embedder, target_types: Sequence[str] = ("fact",),
-            on_progress: Callable[[int, int], None] | None = None) -> EmbedStats:
+def reembed(
+    stores: Any,
+    embedder: Embedder,
+    target_types: Sequence[str] = ("fact",),
+    on_progress: Callable[[int, int], None] | None = None,
+) -> EmbedStats:
     """Embed `target_types` again from scratch (after the embedded text changed), then reindex.
 
     The old vectors are dropped first, so until this finishes recall finds those rows by keyword and
     entity only; interrupted, it is simply run again (embedding skips what is already done).
     """
     with db.transaction(stores.conn):
-        stores.conn.execute(f"DELETE FROM embeddings WHERE model = ? "
-                            f"AND target_type IN ({db.placeholders(target_types)})",
-                            [embedder.model_name, *target_types])
+        stores.conn.execute(
+            f"DELETE FROM embeddings WHERE model = ? AND target_type IN ({db.placeholders(target_types)})",
+            [embedder.model_name, *target_types],
+        )
     rebuild_index(stores, embedder.model_name, embedder.dimension)
     return embed_pending(stores, embedder, target_types=target_types, on_progress=on_progress)
 
@@ -233,8 +248,9 @@ FACT_CONTEXT_CHARS = 500
 QUESTION_CONTEXT_CHARS = 200
 
 
-def fact_embedding_text(fact: str, sender: str | None, content: str | None,
-                        asker: str | None = None, question: str | None = None) -> str:
+def fact_embedding_text(
+    fact: str, sender: str | None, content: str | None, asker: str | None = None, question: str | None = None
+) -> str:
     """What is embedded for a fact: the fact, its source message, and the question that message answers."""
     text = fact
     if content:
@@ -260,7 +276,8 @@ _FACT_ROWS_SQL = """
 # Rows of each target type that have no embedding under the model (parameter 1):
 # (target_id, text, platform, as_of, thread_id); facts as _FACT_ROWS_SQL, turned into that by _fact_row.
 _PENDING_SQL: dict[str, str] = {
-    "fact": _FACT_ROWS_SQL + """
+    "fact": _FACT_ROWS_SQL
+    + """
         WHERE NOT EXISTS (SELECT 1 FROM embeddings e
                           WHERE e.target_type = 'fact' AND e.target_id = f.id AND e.model = ?)""",
     "observation": """
@@ -300,8 +317,13 @@ def _fact_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     """A _FACT_ROWS_SQL row as (id, embedded text, platform, as_of, thread_id)."""
     sender_id, prev_sender_id, prev_name, prev_content = row[5], row[8], row[9], row[10]
     asked = prev_content is not None and prev_sender_id != sender_id  # someone else's message, not one's own
-    text = fact_embedding_text(row[1], row[6] or sender_id, row[7], (prev_name or prev_sender_id) if asked else None,
-                               prev_content if asked else None)
+    text = fact_embedding_text(
+        row[1],
+        row[6] or sender_id,
+        row[7],
+        (prev_name or prev_sender_id) if asked else None,
+        prev_content if asked else None,
+    )
     return row[0], text, row[2], row[3], row[4]
 
 
@@ -321,9 +343,13 @@ class StaleVectors:
 
 def stale_fact_vectors(conn: Any, model: str, sample: int = 1_000) -> StaleVectors:
     """Compare the newest `sample` fact vectors' text hashes with the text fact_embedding_text gives now."""
-    stored = dict(conn.execute(
-        """SELECT target_id, text_hash FROM embeddings WHERE target_type = 'fact' AND model = ?
-           ORDER BY rowid DESC LIMIT ?""", (model, sample)).fetchall())
+    stored = dict(
+        conn.execute(
+            """SELECT target_id, text_hash FROM embeddings WHERE target_type = 'fact' AND model = ?
+           ORDER BY rowid DESC LIMIT ?""",
+            (model, sample),
+        ).fetchall()
+    )
     current: dict[str, str] = {}
     for part in db.chunked(list(stored)):
         for row in conn.execute(f"{_FACT_ROWS_SQL} WHERE f.id IN ({db.placeholders(part)})", part):
@@ -334,9 +360,15 @@ def stale_fact_vectors(conn: Any, model: str, sample: int = 1_000) -> StaleVecto
     return StaleVectors(checked=len(stored), stale=stale, unknown=unknown)
 
 
-def embed_pending(stores: Any, embedder: Embedder, *, target_types: Sequence[str] = ("fact",),
-                  batch_size: int = 128, on_progress: Callable[[int, int], None] | None = None,
-                  fact_ids: Sequence[str] | None = None) -> EmbedStats:
+def embed_pending(
+    stores: Any,
+    embedder: Embedder,
+    *,
+    target_types: Sequence[str] = ("fact",),
+    batch_size: int = 128,
+    on_progress: Callable[[int, int], None] | None = None,
+    fact_ids: Sequence[str] | None = None,
+) -> EmbedStats:
     """Embed every row of `target_types` that has no embedding for this model yet.
 
     Writes canonical rows and the search index batch by batch, each batch one transaction
@@ -347,21 +379,24 @@ def embed_pending(stores: Any, embedder: Embedder, *, target_types: Sequence[str
     check_index_model(stores, embedder)
     search = VectorSearch(stores, embedder.model_name, embedder.dimension)
     started = time.perf_counter()
-    pending = {t: _pending(stores.conn, t, embedder.model_name, fact_ids if t == "fact" else None)
-               for t in target_types}
+    pending = {
+        t: _pending(stores.conn, t, embedder.model_name, fact_ids if t == "fact" else None) for t in target_types
+    }
     total = sum(len(rows) for rows in pending.values())
     done, by_type = 0, {t: 0 for t in target_types}
     for target_type, rows in pending.items():
         for start in range(0, len(rows), batch_size):
-            batch = rows[start:start + batch_size]
+            batch = rows[start : start + batch_size]
             vectors = embedder.encode([r[1] for r in batch], batch_size=min(batch_size, 64))
-            search.add(target_type, [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
-                       text_hashes={r[0]: text_hash(r[1]) for r in batch})
+            search.add(
+                target_type,
+                [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
+                text_hashes={r[0]: text_hash(r[1]) for r in batch},
+            )
             done += len(batch)
             by_type[target_type] += len(batch)
             if on_progress:
                 on_progress(done, total)
         search.maintain(target_type)
     seconds = time.perf_counter() - started
-    return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0,
-                      by_type=by_type)
+    return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0, by_type=by_type)

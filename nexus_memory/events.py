@@ -288,4 +288,3 @@ def row_to_event(row: Any) -> Event:
         metadata=json.loads(row["metadata"] or "{}"),
         source=row["source"],
     )
-

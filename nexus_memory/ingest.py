@@ -28,8 +28,14 @@ def detect_format(path: Path) -> str:
     raise ValueError(f"{path}: cannot tell the format; pass --format jsonl|locomo|chatgpt|claude")
 
 
-def ingest_file(stores: Stores, path: Path, fmt: str, *, sha256: str | None = None,
-                on_record: Callable[[IngestSummary], None] | None = None) -> IngestSummary:
+def ingest_file(
+    stores: Stores,
+    path: Path,
+    fmt: str,
+    *,
+    sha256: str | None = None,
+    on_record: Callable[[IngestSummary], None] | None = None,
+) -> IngestSummary:
     """Import one file; remember it (by content hash) so the inbox sensor never reads it twice."""
     summary = ingest(stores, read_records(path, fmt), on_record=on_record)
     digest = sha256 or hashlib.sha256(path.read_bytes()).hexdigest()

@@ -46,8 +46,9 @@ class OnnxQueryEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 (len(texts), dimension), rows of unit length; one run for all texts."""
-        tokens = self.tokenizer(list(texts), return_tensors="np", truncation=True, max_length=self.max_length,
-                                padding=True)
+        tokens = self.tokenizer(
+            list(texts), return_tensors="np", truncation=True, max_length=self.max_length, padding=True
+        )
         feed = {name: tokens[name].astype(np.int64) for name in self.input_names}
         hidden = self.session.run(None, feed)[0]  # (texts, sequence, dimension)
         if self.pooling == "cls":
@@ -139,8 +140,15 @@ def _export(hf_model: Any, tokenizer: Any, model_name: str, input_names: list[st
         partial = path.with_suffix(f".{os.getpid()}.part")
         with warnings.catch_warnings():  # tracer chatter about Python branches in the model code
             warnings.simplefilter("ignore")
-            torch.onnx.export(LastHidden(hf_model).eval(), tuple(sample[n] for n in input_names), str(partial),
-                              input_names=input_names, output_names=["hidden"], dynamic_axes=axes,
-                              opset_version=17, dynamo=False)
+            torch.onnx.export(
+                LastHidden(hf_model).eval(),
+                tuple(sample[n] for n in input_names),
+                str(partial),
+                input_names=input_names,
+                output_names=["hidden"],
+                dynamic_axes=axes,
+                opset_version=17,
+                dynamo=False,
+            )
         partial.replace(path)  # atomic: a concurrent reader sees the whole file or none
     return path

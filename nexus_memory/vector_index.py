@@ -121,8 +121,18 @@ def insert_vec_rows(conn: db.Connection, rows: Iterator[tuple[Any, ...]] | list[
     conn.executemany(
         "INSERT INTO vec_embeddings(rowid, target_type, embedding, platform, as_of, thread_id, target_id) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        ((r[0], r[1], r[2], "" if r[3] is None else r[3], NULL_TIME_SQL if r[4] is None else r[4],
-          "" if r[5] is None else r[5], r[6]) for r in rows),
+        (
+            (
+                r[0],
+                r[1],
+                r[2],
+                "" if r[3] is None else r[3],
+                NULL_TIME_SQL if r[4] is None else r[4],
+                "" if r[5] is None else r[5],
+                r[6],
+            )
+            for r in rows
+        ),
     )
 
 
@@ -152,8 +162,9 @@ class Filter:
         return any(v is not None for v in (self.platform, self.time_after, self.time_before, self.thread_id))
 
 
-def _mask(platform: np.ndarray, as_of: np.ndarray, thread: np.ndarray, codes: tuple[int | None, int | None],
-          flt: Filter) -> np.ndarray:
+def _mask(
+    platform: np.ndarray, as_of: np.ndarray, thread: np.ndarray, codes: tuple[int | None, int | None], flt: Filter
+) -> np.ndarray:
     """Boolean mask of rows matching `flt`, given the filter's platform/thread codes."""
     mask = np.ones(len(as_of), dtype=bool)
     if codes[0] is not None:
@@ -224,17 +235,18 @@ class _Delta:
                 array[:old] = getattr(self, name)[:old]
             setattr(self, name, array)
 
-    def append(self, vectors: np.ndarray, rowids: np.ndarray, platform: np.ndarray, as_of: np.ndarray,
-               thread: np.ndarray) -> None:
+    def append(
+        self, vectors: np.ndarray, rowids: np.ndarray, platform: np.ndarray, as_of: np.ndarray, thread: np.ndarray
+    ) -> None:
         n = len(rowids)
         if self.size + n > len(self.rowids):
             self._allocate(max(2 * len(self.rowids), self.size + n))
         end = self.size + n
-        self.vectors[self.size:end] = vectors
-        self.rowids[self.size:end] = rowids
-        self.platform[self.size:end] = platform
-        self.as_of[self.size:end] = as_of
-        self.thread[self.size:end] = thread
+        self.vectors[self.size : end] = vectors
+        self.rowids[self.size : end] = rowids
+        self.platform[self.size : end] = platform
+        self.as_of[self.size : end] = as_of
+        self.thread[self.size : end] = thread
         self.size = end
 
 
@@ -284,8 +296,9 @@ class IvfIndex:
 
     def catch_up(self, conn: db.Connection, model: str, target_type: str) -> int:
         """Read rows embedded since the last look into the delta; returns how many."""
-        cols = read_columns(conn, model, target_type, self.dimension, self.platforms, self.threads,
-                            after_rowid=self.seen_rowid)
+        cols = read_columns(
+            conn, model, target_type, self.dimension, self.platforms, self.threads, after_rowid=self.seen_rowid
+        )
         if len(cols.rowids):
             self.delta.append(cols.vectors, cols.rowids, cols.platform, cols.as_of, cols.thread)
             self.seen_rowid = int(cols.rowids[-1])
@@ -311,22 +324,25 @@ class IvfIndex:
             if 2 * matching <= max(20_000, probe_rows):
                 positions = np.flatnonzero(main_mask)
                 scores = _dot(np.asarray(self.vectors[positions]), query)
-                return _top(np.concatenate([self.rowids[positions], delta_rowids]),
-                            np.concatenate([scores, delta_scores]), fetch)
+                return _top(
+                    np.concatenate([self.rowids[positions], delta_rowids]),
+                    np.concatenate([scores, delta_scores]),
+                    fetch,
+                )
         else:
             main_mask = None
         positions, scores = self._probe(query, nprobe, main_mask)
         if flt.active and len(scores) + len(delta_scores) < fetch - _RESOLVE_SLACK:
             return None
-        return _top(np.concatenate([self.rowids[positions], delta_rowids]),
-                    np.concatenate([scores, delta_scores]), fetch)
+        return _top(
+            np.concatenate([self.rowids[positions], delta_rowids]), np.concatenate([scores, delta_scores]), fetch
+        )
 
     def _probe(self, query: np.ndarray, nprobe: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Score every row of the `nprobe` lists nearest to the query (masked rows dropped)."""
         nprobe = min(nprobe, self.nlist)
         centroid_scores = _dot(self.centroids, query)
-        lists = np.argpartition(-centroid_scores, nprobe - 1)[:nprobe] if nprobe < self.nlist else \
-            np.arange(self.nlist)
+        lists = np.argpartition(-centroid_scores, nprobe - 1)[:nprobe] if nprobe < self.nlist else np.arange(self.nlist)
         all_positions, all_scores = [], []
         for lst in lists:
             start, end = int(self.offsets[lst]), int(self.offsets[lst + 1])
@@ -362,8 +378,16 @@ def _top(rowids: np.ndarray, scores: np.ndarray, fetch: int) -> tuple[np.ndarray
     return rowids[order], scores[order]
 
 
-def read_columns(conn: db.Connection, model: str, target_type: str, dimension: int, platforms: _Vocab,
-                 threads: _Vocab, *, after_rowid: int = 0) -> _Columns:
+def read_columns(
+    conn: db.Connection,
+    model: str,
+    target_type: str,
+    dimension: int,
+    platforms: _Vocab,
+    threads: _Vocab,
+    *,
+    after_rowid: int = 0,
+) -> _Columns:
     """Read canonical vectors + metadata of one (model, type) with rowid > after_rowid, in chunks."""
     parts: list[_Columns] = []
     cursor = conn.execute(indexed_rows_sql(target_type), (after_rowid, model, target_type))
@@ -373,20 +397,28 @@ def read_columns(conn: db.Connection, model: str, target_type: str, dimension: i
             break
         blob = b"".join(r[2] for r in chunk)
         vectors = np.frombuffer(blob, dtype="<f4").reshape(len(chunk), dimension).astype(np.float32)
-        parts.append(_Columns(
-            vectors=vectors,
-            rowids=np.fromiter((r[0] for r in chunk), np.int64, len(chunk)),
-            platform=np.fromiter((platforms.code(r[3]) for r in chunk), np.int32, len(chunk)),
-            as_of=np.fromiter((NULL_TIME if r[4] is None else r[4] for r in chunk), np.int64, len(chunk)),
-            thread=np.fromiter((threads.code(r[5]) for r in chunk), np.int32, len(chunk)),
-        ))
+        parts.append(
+            _Columns(
+                vectors=vectors,
+                rowids=np.fromiter((r[0] for r in chunk), np.int64, len(chunk)),
+                platform=np.fromiter((platforms.code(r[3]) for r in chunk), np.int32, len(chunk)),
+                as_of=np.fromiter((NULL_TIME if r[4] is None else r[4] for r in chunk), np.int64, len(chunk)),
+                thread=np.fromiter((threads.code(r[5]) for r in chunk), np.int32, len(chunk)),
+            )
+        )
     if not parts:
-        return _Columns(np.empty((0, dimension), np.float32), np.empty(0, np.int64), np.empty(0, np.int32),
-                        np.empty(0, np.int64), np.empty(0, np.int32))
+        return _Columns(
+            np.empty((0, dimension), np.float32),
+            np.empty(0, np.int64),
+            np.empty(0, np.int32),
+            np.empty(0, np.int64),
+            np.empty(0, np.int32),
+        )
     if len(parts) == 1:
         return parts[0]
-    return _Columns(*(np.concatenate([getattr(p, f) for p in parts])
-                      for f in ("vectors", "rowids", "platform", "as_of", "thread")))
+    return _Columns(
+        *(np.concatenate([getattr(p, f) for p in parts]) for f in ("vectors", "rowids", "platform", "as_of", "thread"))
+    )
 
 
 # --- building, compacting and loading IVF generations -------------------------------------------
@@ -403,8 +435,9 @@ def default_nprobe(nlist: int) -> int:
     return max(32, nlist // 32)
 
 
-def train_centroids(vectors: np.ndarray, nlist: int, *, iterations: int = 10, seed: int = 0,
-                    sample: int | None = None) -> np.ndarray:
+def train_centroids(
+    vectors: np.ndarray, nlist: int, *, iterations: int = 10, seed: int = 0, sample: int | None = None
+) -> np.ndarray:
     """Spherical k-means on a sample (64 rows per list): centroids are unit vectors."""
     rng = np.random.default_rng(seed)
     n = len(vectors)
@@ -428,13 +461,14 @@ def _assign(vectors: np.ndarray, centroids: np.ndarray) -> np.ndarray:
     """Nearest centroid (max inner product) of each vector, in chunks to bound memory."""
     out = np.empty(len(vectors), np.int32)
     for start in range(0, len(vectors), _CHUNK):
-        block = np.asarray(vectors[start:start + _CHUNK], dtype=np.float32)
-        out[start:start + len(block)] = np.argmax(block @ centroids.T, axis=1)
+        block = np.asarray(vectors[start : start + _CHUNK], dtype=np.float32)
+        out[start : start + len(block)] = np.argmax(block @ centroids.T, axis=1)
     return out
 
 
-def _write_generation(root: Path, meta: dict[str, Any], centroids: np.ndarray, assign: np.ndarray,
-                      cols: _Columns) -> Path:
+def _write_generation(
+    root: Path, meta: dict[str, Any], centroids: np.ndarray, assign: np.ndarray, cols: _Columns
+) -> Path:
     """Write the lists (rows grouped by centroid) as a new generation and make it current."""
     root.mkdir(parents=True, exist_ok=True)
     gen = root / f"gen-{time.time_ns()}-{os.getpid()}"
@@ -443,10 +477,11 @@ def _write_generation(root: Path, meta: dict[str, Any], centroids: np.ndarray, a
     order = np.argsort(assign, kind="stable")
     counts = np.bincount(assign, minlength=len(centroids))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    out = np.lib.format.open_memmap(tmp / "vectors.npy", mode="w+", dtype=np.float32,
-                                    shape=(len(order), centroids.shape[1]))
+    out = np.lib.format.open_memmap(
+        tmp / "vectors.npy", mode="w+", dtype=np.float32, shape=(len(order), centroids.shape[1])
+    )
     for start in range(0, len(order), _CHUNK):
-        out[start:start + _CHUNK] = cols.vectors[order[start:start + _CHUNK]]
+        out[start : start + _CHUNK] = cols.vectors[order[start : start + _CHUNK]]
     out.flush()
     del out
     np.save(tmp / "centroids.npy", centroids)
@@ -478,8 +513,16 @@ def current_generation(root: Path) -> Path | None:
     return gen if gen.is_dir() else None
 
 
-def build_ivf(conn: db.Connection, data_dir: Path, model: str, target_type: str, dimension: int, *,
-              nlist: int | None = None, seed: int = 0) -> int:
+def build_ivf(
+    conn: db.Connection,
+    data_dir: Path,
+    model: str,
+    target_type: str,
+    dimension: int,
+    *,
+    nlist: int | None = None,
+    seed: int = 0,
+) -> int:
     """Train and write a fresh IVF index from the canonical table; returns rows indexed."""
     platforms, threads = _Vocab(), _Vocab()
     cols = read_columns(conn, model, target_type, dimension, platforms, threads)
@@ -491,8 +534,16 @@ def build_ivf(conn: db.Connection, data_dir: Path, model: str, target_type: str,
     nlist = min(nlist or default_nlist(n), n)
     centroids = train_centroids(cols.vectors, nlist, seed=seed)
     assign = _assign(cols.vectors, centroids)
-    meta = {"model": model, "target_type": target_type, "dimension": dimension, "covered_rowid": int(cols.rowids.max()),
-            "trained_n": n, "platforms": platforms.values, "threads": threads.values, "built_at": int(time.time())}
+    meta = {
+        "model": model,
+        "target_type": target_type,
+        "dimension": dimension,
+        "covered_rowid": int(cols.rowids.max()),
+        "trained_n": n,
+        "platforms": platforms.values,
+        "threads": threads.values,
+        "built_at": int(time.time()),
+    }
     _write_generation(root, meta, centroids, assign, cols)
     _forget(root)
     return n
@@ -505,12 +556,17 @@ def compact_ivf(conn: db.Connection, data_dir: Path, model: str, target_type: st
     if gen is None:
         return 0
     index = IvfIndex(gen)
-    new = read_columns(conn, model, target_type, index.dimension, index.platforms, index.threads,
-                       after_rowid=index.covered_rowid)
+    new = read_columns(
+        conn, model, target_type, index.dimension, index.platforms, index.threads, after_rowid=index.covered_rowid
+    )
     if not len(new.rowids):
         return 0
-    assign = np.concatenate([np.repeat(np.arange(index.nlist, dtype=np.int32), np.diff(index.offsets)),
-                             _assign(new.vectors, index.centroids)])
+    assign = np.concatenate(
+        [
+            np.repeat(np.arange(index.nlist, dtype=np.int32), np.diff(index.offsets)),
+            _assign(new.vectors, index.centroids),
+        ]
+    )
     cols = _Columns(
         vectors=_Stacked(index.vectors, new.vectors),
         rowids=np.concatenate([index.rowids, new.rowids]),
@@ -518,8 +574,9 @@ def compact_ivf(conn: db.Connection, data_dir: Path, model: str, target_type: st
         as_of=np.concatenate([index.as_of, new.as_of]),
         thread=np.concatenate([index.thread, new.thread]),
     )
-    meta = dict(index.meta, covered_rowid=int(new.rowids.max()), platforms=index.platforms.values,
-                threads=index.threads.values)
+    meta = dict(
+        index.meta, covered_rowid=int(new.rowids.max()), platforms=index.platforms.values, threads=index.threads.values
+    )
     _write_generation(root, meta, index.centroids, assign, cols)
     _forget(root)
     return len(new.rowids)
@@ -577,8 +634,9 @@ def drop_ann(data_dir: Path) -> None:
 class VectorSearch:
     """Nearest-neighbour search over one model's embeddings: exact vec0 when small, IVF when large."""
 
-    def __init__(self, stores: Any, model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD,
-                 nprobe: int | None = None) -> None:
+    def __init__(
+        self, stores: Any, model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD, nprobe: int | None = None
+    ) -> None:
         self.stores = stores
         self.conn = stores.conn
         self.model = model
@@ -592,9 +650,17 @@ class VectorSearch:
     def _root(self, target_type: str) -> Path:
         return ann_root(self.stores.data_dir, self.model) / target_type
 
-    def search(self, query: np.ndarray, k: int, *, target_type: str = "fact", platform: str | None = None,
-               time_after: int | None = None, time_before: int | None = None,
-               thread_id: str | None = None) -> list[tuple[str, float]]:
+    def search(
+        self,
+        query: np.ndarray,
+        k: int,
+        *,
+        target_type: str = "fact",
+        platform: str | None = None,
+        time_after: int | None = None,
+        time_before: int | None = None,
+        thread_id: str | None = None,
+    ) -> list[tuple[str, float]]:
         """(target_id, cosine similarity) of the k nearest rows, best first.
 
         Filters (platform, inclusive as_of bounds, thread) are applied before the top-k cut.
@@ -613,17 +679,24 @@ class VectorSearch:
                 return self._resolve(found[0], found[1], k)
         return self.exact(query, k, target_type=target_type, flt=flt)
 
-    def exact(self, query: np.ndarray, k: int, *, target_type: str = "fact",
-              flt: Filter = Filter()) -> list[tuple[str, float]]:
+    def exact(
+        self, query: np.ndarray, k: int, *, target_type: str = "fact", flt: Filter = Filter()
+    ) -> list[tuple[str, float]]:
         """Exact KNN through sqlite-vec, with the filters inside the KNN."""
-        sql = ["SELECT target_id, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ?",
-               "AND target_type = ?"]
+        sql = [
+            "SELECT target_id, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ?",
+            "AND target_type = ?",
+        ]
         args: list[Any] = [np.ascontiguousarray(query, dtype=np.float32).tobytes(), int(k), target_type]
         if flt.time_after is not None or flt.time_before is not None:
             sql.append("AND as_of != ?")  # rows without as_of never match a time filter
             args.append(NULL_TIME_SQL)
-        for clause, value in (("platform = ?", flt.platform), ("as_of >= ?", flt.time_after),
-                              ("as_of <= ?", flt.time_before), ("thread_id = ?", flt.thread_id)):
+        for clause, value in (
+            ("platform = ?", flt.platform),
+            ("as_of >= ?", flt.time_after),
+            ("as_of <= ?", flt.time_before),
+            ("thread_id = ?", flt.thread_id),
+        ):
             if value is not None:
                 sql.append(f"AND {clause}")
                 args.append(value)
@@ -635,9 +708,11 @@ class VectorSearch:
         if not len(rowids):
             return []
         wanted = [int(r) for r in rowids]
-        found = dict(self.conn.execute(
-            f"SELECT rowid, target_id FROM embeddings WHERE rowid IN ({db.placeholders(wanted)})", wanted
-        ).fetchall())
+        found = dict(
+            self.conn.execute(
+                f"SELECT rowid, target_id FROM embeddings WHERE rowid IN ({db.placeholders(wanted)})", wanted
+            ).fetchall()
+        )
         out = [(found[int(r)], float(s)) for r, s in zip(rowids, scores, strict=True) if int(r) in found]
         return out[:k]
 
@@ -673,28 +748,43 @@ class VectorSearch:
             self.conn.executemany(
                 "INSERT INTO embeddings(id, target_type, target_id, model, embedding, dimension, created_at, "
                 "text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(embedding_id(target_type, r[0], self.model), target_type, r[0], self.model, to_blob(r[1]),
-                  self.dimension, now, hashes.get(r[0])) for r in fresh],
+                [
+                    (
+                        embedding_id(target_type, r[0], self.model),
+                        target_type,
+                        r[0],
+                        self.model,
+                        to_blob(r[1]),
+                        self.dimension,
+                        now,
+                        hashes.get(r[0]),
+                    )
+                    for r in fresh
+                ],
             )
             rowids = self._existing(target_type, [r[0] for r in fresh])
-            insert_vec_rows(self.conn, [(rowids[r[0]], target_type, to_blob(r[1]), r[2], r[3], r[4], r[0])
-                                        for r in fresh])
+            insert_vec_rows(
+                self.conn, [(rowids[r[0]], target_type, to_blob(r[1]), r[2], r[3], r[4], r[0]) for r in fresh]
+            )
 
     def _existing(self, target_type: str, ids: Sequence[str]) -> dict[str, int]:
         """target_id -> embeddings.rowid for those of `ids` already embedded with this model."""
         out: dict[str, int] = {}
         for part in db.chunked(ids):
-            out.update(self.conn.execute(
-                f"SELECT target_id, rowid FROM embeddings WHERE target_type = ? AND model = ? "
-                f"AND target_id IN ({db.placeholders(part)})",
-                [target_type, self.model, *part],
-            ).fetchall())
+            out.update(
+                self.conn.execute(
+                    f"SELECT target_id, rowid FROM embeddings WHERE target_type = ? AND model = ? "
+                    f"AND target_id IN ({db.placeholders(part)})",
+                    [target_type, self.model, *part],
+                ).fetchall()
+            )
         return out
 
     def count(self, target_type: str) -> int:
         """Canonical rows of this model and type."""
-        return self.conn.execute("SELECT count(*) FROM embeddings WHERE model = ? AND target_type = ?",
-                                 (self.model, target_type)).fetchone()[0]
+        return self.conn.execute(
+            "SELECT count(*) FROM embeddings WHERE model = ? AND target_type = ?", (self.model, target_type)
+        ).fetchone()[0]
 
     def maintain(self, target_type: str, *, compact_fraction: float = 0.05, compact_min: int = 5_000) -> str:
         """Keep the IVF index fit: build it past the threshold, fold in a large delta, retrain at 4x.

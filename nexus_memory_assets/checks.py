@@ -1,6 +1,5 @@
 """Asset checks: store-wide invariants of each layer, evaluated after each materialisation."""
 
-
 import dagster as dg
 
 from nexus_memory.embeddings import StaleVectors, stale_fact_vectors
@@ -36,8 +35,9 @@ def facts_have_provenance(context: dg.AssetCheckExecutionContext, stores: Stores
 def no_failed_episodes(context: dg.AssetCheckExecutionContext, stores: StoresResource) -> dg.AssetCheckResult:
     with stores.open() as s:
         failed = s.conn.execute("SELECT count(*) FROM episode_processing WHERE status = 'failed'").fetchone()[0]
-    return dg.AssetCheckResult(passed=failed == 0, severity=dg.AssetCheckSeverity.WARN,
-                               metadata={"failed_episodes": failed})
+    return dg.AssetCheckResult(
+        passed=failed == 0, severity=dg.AssetCheckSeverity.WARN, metadata={"failed_episodes": failed}
+    )
 
 
 @dg.asset_check(asset=embeddings, description="Every fact has a vector for the active model.")
@@ -50,16 +50,21 @@ def facts_embedded(context: dg.AssetCheckExecutionContext, stores: StoresResourc
     return dg.AssetCheckResult(passed=missing == 0, metadata={"facts_without_vector": missing})
 
 
-@dg.asset_check(asset=embeddings, description="The newest 1,000 fact vectors were made from the text embedded today "
-                "(warns; run reembed_job).")
+@dg.asset_check(
+    asset=embeddings,
+    description="The newest 1,000 fact vectors were made from the text embedded today (warns; run reembed_job).",
+)
 def fact_vectors_current(context: dg.AssetCheckExecutionContext, stores: StoresResource) -> dg.AssetCheckResult:
     with stores.open() as s:
         state = index_state(s.conn)
         found = stale_fact_vectors(s.conn, state[0]) if state else StaleVectors(checked=0, stale=0, unknown=0)
     outdated = found.stale + found.unknown
     return dg.AssetCheckResult(
-        passed=outdated == 0, severity=dg.AssetCheckSeverity.WARN,
+        passed=outdated == 0,
+        severity=dg.AssetCheckSeverity.WARN,
         metadata={"checked": found.checked, "stale": found.stale, "unknown": found.unknown},
-        description=None if outdated == 0 else
-        f"{outdated} of the newest {found.checked} fact vectors were made from another text than today's "
-        "(the embedded text changed, or they predate text hashes): launch reembed_job.")
+        description=None
+        if outdated == 0
+        else f"{outdated} of the newest {found.checked} fact vectors were made from another text than today's "
+        "(the embedded text changed, or they predate text hashes): launch reembed_job.",
+    )

@@ -14,8 +14,9 @@ class ReembedConfig(dg.Config):
 
 
 @dg.op(pool=SQLITE_POOL)
-def reembed_vectors(context: dg.OpExecutionContext, config: ReembedConfig, stores: StoresResource,
-                    embedder: EmbedderResource) -> dg.Output[int]:
+def reembed_vectors(
+    context: dg.OpExecutionContext, config: ReembedConfig, stores: StoresResource, embedder: EmbedderResource
+) -> dg.Output[int]:
     """Drop and recompute the vectors of `target_types` with the current model and text recipe, then reindex."""
     model = embedder.get()
     last_logged = [0]
@@ -27,13 +28,21 @@ def reembed_vectors(context: dg.OpExecutionContext, config: ReembedConfig, store
 
     with stores.open() as opened:
         stats = reembed(opened, model, config.target_types, on_progress=progress)
-    return dg.Output(stats.rows, metadata={
-        "rows": stats.rows, "rows_per_s": round(stats.rows_per_s, 1), "seconds": round(stats.seconds, 1),
-        "model": model.model_name, "by_type": dg.MetadataValue.json(stats.by_type),
-    })
+    return dg.Output(
+        stats.rows,
+        metadata={
+            "rows": stats.rows,
+            "rows_per_s": round(stats.rows_per_s, 1),
+            "seconds": round(stats.seconds, 1),
+            "model": model.model_name,
+            "by_type": dg.MetadataValue.json(stats.by_type),
+        },
+    )
 
 
-@dg.job(description="Embed rows again after the model or the embedded text changed (nexus-memory "
-                    "rebuild-index --reembed); recall finds those rows by keyword and entity until it ends.")
+@dg.job(
+    description="Embed rows again after the model or the embedded text changed (nexus-memory "
+    "rebuild-index --reembed); recall finds those rows by keyword and entity until it ends."
+)
 def reembed_job() -> None:
     reembed_vectors()

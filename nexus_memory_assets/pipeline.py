@@ -45,31 +45,48 @@ def get_instance() -> dg.DagsterInstance:
     return dg.DagsterInstance.ephemeral()
 
 
-def run_pipeline(settings: Settings, *, platforms: list[str] | None = None, only_failed: bool = False,
-                 instance: dg.DagsterInstance | None = None,
-                 progress: Callable[[str], None] = print) -> dict[str, Any]:
+def run_pipeline(
+    settings: Settings,
+    *,
+    platforms: list[str] | None = None,
+    only_failed: bool = False,
+    instance: dg.DagsterInstance | None = None,
+    progress: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Materialise events -> episodes -> facts -> embeddings for each pending partition."""
     with Stores(settings) as stores:
         todo = pending_partitions(stores, platforms)
         if only_failed:
-            failed = {tuple(r[0].split("|", 1)) for r in stores.conn.execute(
-                """SELECT DISTINCT e.partition_key FROM episode_processing p JOIN episodes e ON e.id = p.episode_id
-                   WHERE p.status = 'failed'""")}
+            failed = {
+                tuple(r[0].split("|", 1))
+                for r in stores.conn.execute(
+                    """SELECT DISTINCT e.partition_key FROM episode_processing p JOIN episodes e ON e.id = p.episode_id
+                   WHERE p.status = 'failed'"""
+                )
+            }
             todo = sorted(set(todo) | failed)  # type: ignore[arg-type]
     instance = instance or get_instance()
     new_platforms = sorted({p for _, p in todo} - set(instance.get_dynamic_partitions("platform")))
     if new_platforms:
         instance.add_dynamic_partitions(platform_partitions.name or "platform", new_platforms)
-    resources = {"stores": StoresResource(data_dir=str(settings.data_dir)), "writer": WriterResource(),
-                 "embedder": EmbedderResource()}
+    resources = {
+        "stores": StoresResource(data_dir=str(settings.data_dir)),
+        "writer": WriterResource(),
+        "embedder": EmbedderResource(),
+    }
     layer_assets = dg.load_assets_from_modules([assets])
     outcome: dict[str, Any] = {"partitions": len(todo), "succeeded": 0, "failed": [], "seconds": 0.0}
     started = time.perf_counter()
     for i, (day, platform) in enumerate(todo, 1):
         run_config = {"ops": {"facts": {"config": {"only_failed": only_failed}}}} if only_failed else None
         result = dg.materialize(
-            layer_assets, partition_key=partition_key(day, platform), instance=instance, resources=resources,
-            run_config=run_config, raise_on_error=False, tags={"nexus/platform": platform},
+            layer_assets,
+            partition_key=partition_key(day, platform),
+            instance=instance,
+            resources=resources,
+            run_config=run_config,
+            raise_on_error=False,
+            tags={"nexus/platform": platform},
         )
         status = "ok" if result.success else "FAILED"
         progress(f"[{i}/{len(todo)}] {day} {platform}: {status}")

@@ -1,6 +1,5 @@
 """Sensors: new events (inbox files and new ledger rows) launch runs for exactly the partitions they touch."""
 
-
 import hashlib
 import json
 from pathlib import Path
@@ -19,9 +18,13 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@dg.sensor(job=memory_pipeline_job, minimum_interval_seconds=15, default_status=dg.DefaultSensorStatus.RUNNING,
-           description="Ingests files dropped into the inbox and picks up new rows in events.db; "
-                       "requests runs only for the (day, platform) partitions that changed.")
+@dg.sensor(
+    job=memory_pipeline_job,
+    minimum_interval_seconds=15,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Ingests files dropped into the inbox and picks up new rows in events.db; "
+    "requests runs only for the (day, platform) partitions that changed.",
+)
 def new_events_sensor(context: dg.SensorEvaluationContext, stores: StoresResource) -> dg.SensorResult:
     cursor = json.loads(context.cursor) if context.cursor else {"ingested_at": 0}
     settings = stores.settings()

@@ -41,10 +41,17 @@ def memory(stores: Stores) -> dict[str, str]:
 
 def test_context_block_with_dates_and_reflection(stores: Stores, memory: dict[str, str]) -> None:
     add_mental_model(stores, "weekly", "old reflection", subtype="reflection", updated_at=MAY_2023)
-    first = add_mental_model(stores, "weekly", "The user cares about food safety", subtype="reflection",
-                             updated_at=JUNE_2023)
-    add_mental_model(stores, "weekly", "The user cares about food safety and family", subtype="reflection",
-                     parent_id=first, updated_at=JUNE_2023 + 1)
+    first = add_mental_model(
+        stores, "weekly", "The user cares about food safety", subtype="reflection", updated_at=JUNE_2023
+    )
+    add_mental_model(
+        stores,
+        "weekly",
+        "The user cares about food safety and family",
+        subtype="reflection",
+        parent_id=first,
+        updated_at=JUNE_2023 + 1,
+    )
     block = get_context(stores, "any peanuts in this birthday cake?", session_id="now", embedder=FakeEmbedder())
     assert block.startswith("## Relevant memory\n")
     assert "- The user is allergic to peanuts (2023-06-20)" in block
@@ -59,7 +66,7 @@ def test_context_is_empty_for_noise(stores: Stores, memory: dict[str, str]) -> N
     assert get_context(stores, "hello, how are you?", session_id="now", embedder=fake) == ""
     assert get_context(stores, "quantum chromodynamics lecture", session_id="now", embedder=fake) == ""
     assert get_context(stores, "", embedder=fake) == ""
-    assert get_context(stores, "\ud800 NEAR( \"* 🙂", embedder=fake) == ""
+    assert get_context(stores, '\ud800 NEAR( "* 🙂', embedder=fake) == ""
 
 
 def test_context_counts_injection_as_access_and_limits(stores: Stores, memory: dict[str, str]) -> None:
@@ -97,8 +104,15 @@ def test_context_with_the_real_model(stores: Stores, memory: dict[str, str]) -> 
 
 def test_schemas_are_valid_openai_tools() -> None:
     names = [t["function"]["name"] for t in TOOLS]
-    assert names == ["recall", "search_memory", "remember_fact", "correct_fact", "confirm_fact", "memory_stats",
-                     "get_entity_info"]
+    assert names == [
+        "recall",
+        "search_memory",
+        "remember_fact",
+        "correct_fact",
+        "confirm_fact",
+        "memory_stats",
+        "get_entity_info",
+    ]
     for tool in TOOLS:
         parsed = ChatCompletionFunctionTool.model_validate(tool)
         assert parsed.type == "function"
@@ -123,19 +137,23 @@ def test_validation_errors_are_clear() -> None:
     assert validate(schema, []) == ["arguments must be an object, got list"]
 
 
-@pytest.mark.parametrize(("name", "arguments", "message"), [
-    ("nope", {}, "unknown tool"),
-    ("recall", "{not json", "not valid JSON"),
-    ("recall", "[1, 2]", "must be an object"),
-    ("recall", {"query": None}, "query must be a string"),
-    ("remember_fact", {"text": "   "}, "text must not be empty"),
-    ("correct_fact", {"fact_id": "missing", "new_text": "x"}, "no fact with id"),
-    ("confirm_fact", {"fact_id": "missing"}, "no fact with id"),
-    ("get_entity_info", {"entity": "Nobody"}, "no entity named"),
-    ("memory_stats", {"extra": 1}, "unknown argument"),
-])
-def test_call_tool_returns_errors_instead_of_raising(stores: Stores, name: str, arguments: object,
-                                                     message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("nope", {}, "unknown tool"),
+        ("recall", "{not json", "not valid JSON"),
+        ("recall", "[1, 2]", "must be an object"),
+        ("recall", {"query": None}, "query must be a string"),
+        ("remember_fact", {"text": "   "}, "text must not be empty"),
+        ("correct_fact", {"fact_id": "missing", "new_text": "x"}, "no fact with id"),
+        ("confirm_fact", {"fact_id": "missing"}, "no fact with id"),
+        ("get_entity_info", {"entity": "Nobody"}, "no entity named"),
+        ("memory_stats", {"extra": 1}, "unknown argument"),
+    ],
+)
+def test_call_tool_returns_errors_instead_of_raising(
+    stores: Stores, name: str, arguments: object, message: str
+) -> None:
     result = call_tool(stores, name, arguments)  # type: ignore[arg-type]
     assert message in result["error"]
 
@@ -159,26 +177,33 @@ def test_recall_and_search_memory_tools(stores: Stores, memory: dict[str, str]) 
     found = call_tool(stores, "search_memory", json.dumps({"query": "peanuts allergy", "limit": 1}), embedder=fake)
     assert [r["id"] for r in found["results"]] == [memory["allergy"]]
     assert found["results"][0]["date"] == "2023-06-20"
-    full = call_tool(stores, "recall", {"query": "Sarah", "entity": "Sarah", "budget": "high", "max_results": 3},
-                     embedder=fake)
+    full = call_tool(
+        stores, "recall", {"query": "Sarah", "entity": "Sarah", "budget": "high", "max_results": 3}, embedder=fake
+    )
     assert {r["id"] for r in full["results"]} == {memory["birthday"]}
     assert full["results"][0]["entities"] == ["Sarah"]
     json.dumps(full)
 
 
 def test_remember_correct_confirm_cycle(stores: Stores, memory: dict[str, str]) -> None:
-    remembered = call_tool(stores, "remember_fact", {"text": "Sarah moved to Lisbon", "entities": ["Lisbon"]},
-                           session_id="now")
+    remembered = call_tool(
+        stores, "remember_fact", {"text": "Sarah moved to Lisbon", "entities": ["Lisbon"]}, session_id="now"
+    )
     assert remembered["entities"] == ["Lisbon", "Sarah"]
     assert identity.find_entities(stores.conn, "lisbon")[0].source == "user"
-    row = stores.conn.execute("SELECT platform, session_id, metadata FROM facts WHERE id = ?",
-                              (remembered["fact_id"],)).fetchone()
+    row = stores.conn.execute(
+        "SELECT platform, session_id, metadata FROM facts WHERE id = ?", (remembered["fact_id"],)
+    ).fetchone()
     assert (row[0], row[1], json.loads(row[2])) == ("memory_tool", "now", {"source": "user"})
     assert [r["id"] for r in call_tool(stores, "search_memory", {"query": "Lisbon"})["results"]] == [
-        remembered["fact_id"]]
+        remembered["fact_id"]
+    ]
 
-    corrected = call_tool(stores, "correct_fact", {"fact_id": remembered["fact_id"],
-                                                   "new_text": "Sarah moved to Porto", "reason": "misheard"})
+    corrected = call_tool(
+        stores,
+        "correct_fact",
+        {"fact_id": remembered["fact_id"], "new_text": "Sarah moved to Porto", "reason": "misheard"},
+    )
     assert corrected["supersedes"] == remembered["fact_id"]
     assert corrected["entities"] == ["Sarah", "Lisbon"]  # the old fact's links are carried over
     texts = [r["text"] for r in call_tool(stores, "search_memory", {"query": "Sarah moved", "limit": 10})["results"]]

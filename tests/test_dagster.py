@@ -17,12 +17,32 @@ from resources import EmbedderResource, StoresResource, WriterResource
 from sensors import new_events_sensor
 
 EVENTS = [
-    {"id": "1", "platform": "imessage", "sender_id": "+15550111", "sender_name": "Priya", "thread_id": "dm-priya",
-     "content": "My new email is priya.k@example.com", "as_of": "2025-03-03T09:00:00Z"},
-    {"id": "2", "platform": "imessage", "sender_id": "+15550100", "direction": "outbound", "thread_id": "dm-priya",
-     "content": "Got it, thanks!", "as_of": "2025-03-03T09:01:00Z"},
-    {"id": "3", "platform": "gmail", "sender_id": "boss@example.com", "thread_id": "launch",
-     "content": "We moved the launch to April because the vendor slipped.", "as_of": "2025-03-04T15:00:00Z"},
+    {
+        "id": "1",
+        "platform": "imessage",
+        "sender_id": "+15550111",
+        "sender_name": "Priya",
+        "thread_id": "dm-priya",
+        "content": "My new email is priya.k@example.com",
+        "as_of": "2025-03-03T09:00:00Z",
+    },
+    {
+        "id": "2",
+        "platform": "imessage",
+        "sender_id": "+15550100",
+        "direction": "outbound",
+        "thread_id": "dm-priya",
+        "content": "Got it, thanks!",
+        "as_of": "2025-03-03T09:01:00Z",
+    },
+    {
+        "id": "3",
+        "platform": "gmail",
+        "sender_id": "boss@example.com",
+        "thread_id": "launch",
+        "content": "We moved the launch to April because the vendor slipped.",
+        "as_of": "2025-03-04T15:00:00Z",
+    },
 ]
 
 
@@ -119,7 +139,8 @@ def _two_embedded_facts(settings: Settings) -> None:
     with Stores(settings) as stores, stores.transaction():
         stores.conn.executemany(
             "INSERT INTO facts(id, text, as_of, ingested_at, created_at) VALUES (?, ?, 0, 0, 0)",
-            [("f1", "Alice works at Acme"), ("f2", "Bob likes hiking")])
+            [("f1", "Alice works at Acme"), ("f2", "Bob likes hiking")],
+        )
     with Stores(settings) as stores:
         embed_pending(stores, get_embedder())
 
@@ -133,14 +154,17 @@ def test_reembed_job_recomputes_vectors_and_reports(settings: Settings) -> None:
         stores.conn.execute("UPDATE embeddings SET embedding = zeroblob(length(embedding))")
     result = reembed_job.execute_in_process(
         resources={"stores": StoresResource(data_dir=str(settings.data_dir)), "embedder": EmbedderResource()},
-        instance=dg.DagsterInstance.ephemeral())
+        instance=dg.DagsterInstance.ephemeral(),
+    )
     assert result.success and result.output_for_node("reembed_vectors") == 2
     output = next(e for e in result.events_for_node("reembed_vectors") if e.is_successful_output)
     metadata = output.step_output_data.metadata
     assert metadata["rows"].value == 2 and metadata["by_type"].value == {"fact": 2}
     with Stores(settings) as stores:
-        norms = [sum(b * b for b in memoryview(r[0]).cast("f")) for r in stores.conn.execute(
-            "SELECT embedding FROM embeddings")]
+        norms = [
+            sum(b * b for b in memoryview(r[0]).cast("f"))
+            for r in stores.conn.execute("SELECT embedding FROM embeddings")
+        ]
         assert len(norms) == 2 and all(abs(n - 1.0) < 1e-4 for n in norms)
 
 

@@ -82,12 +82,19 @@ def test_embed_pending_is_idempotent_and_searchable(stores: Stores, embedder) ->
     # Metadata came from the facts table: filters run inside the KNN.
     assert [h[0] for h in search.search(embedder.encode_query("dog"), 5, platform="discord")] == ["f4"]
     assert {h[0] for h in search.search(embedder.encode_query("work"), 5, thread_id="t1")} == {"f1", "f3"}
-    assert {h[0] for h in search.search(embedder.encode_query("x"), 5, time_after=2_000, time_before=3_000)} \
-        == {"f2", "f3"}
+    assert {h[0] for h in search.search(embedder.encode_query("x"), 5, time_after=2_000, time_before=3_000)} == {
+        "f2",
+        "f3",
+    }
 
     # The per-turn path: only the named facts.
-    _add_facts(stores, [("f5", "Dave moved to Lisbon", "gmail", 5_000, "t4"),
-                        ("f6", "Erin is learning Spanish", "gmail", 6_000, "t4")])
+    _add_facts(
+        stores,
+        [
+            ("f5", "Dave moved to Lisbon", "gmail", 5_000, "t4"),
+            ("f6", "Erin is learning Spanish", "gmail", 6_000, "t4"),
+        ],
+    )
     assert embed_pending(stores, embedder, fact_ids=["f6"]).rows == 1
     assert embed_pending(stores, embedder).rows == 1
 
@@ -96,13 +103,16 @@ def test_other_target_types(stores: Stores, embedder) -> None:
     with stores.transaction():
         stores.conn.execute(
             "INSERT INTO entities(id, name, normalized, type, source, created_at, updated_at, last_seen) "
-            "VALUES ('e1', 'Alice Smith', 'alice smith', 'person', 'user', 0, 0, 10)")
+            "VALUES ('e1', 'Alice Smith', 'alice smith', 'person', 'user', 0, 0, 10)"
+        )
         stores.conn.execute(
             "INSERT INTO entities(id, name, normalized, type, source, created_at, updated_at, merged_into) "
-            "VALUES ('e2', 'Alice S', 'alice s', 'person', 'user', 0, 0, 'e1')")
+            "VALUES ('e2', 'Alice S', 'alice s', 'person', 'user', 0, 0, 'e1')"
+        )
         stores.conn.execute(
             "INSERT INTO mental_models(id, name, description, created_at, updated_at) "
-            "VALUES ('m1', 'Alice', 'Data engineer at Acme who likes climbing', 0, 5)")
+            "VALUES ('m1', 'Alice', 'Data engineer at Acme who likes climbing', 0, 5)"
+        )
     stats = embed_pending(stores, embedder, target_types=("entity", "mental_model", "observation"))
     assert stats.by_type == {"entity": 1, "mental_model": 1, "observation": 0}
     search = VectorSearch(stores, embedder.model_name, embedder.dimension)
@@ -169,9 +179,16 @@ def test_rebuild_index_builds_ann_above_threshold(stores: Stores, embedder) -> N
 
 def test_fact_is_embedded_with_its_source_message_and_reembed_refreshes(stores: Stores, embedder) -> None:
     """An atomic fact ("It was Matt Patterson.") gets its message's context; reembed redoes old vectors."""
-    event = parse_event({"platform": "imessage", "sender_id": "+15550100", "sender_name": "Melanie",
-                         "content": "The concert last night was amazing! It was Matt Patterson, so talented.",
-                         "as_of": 1_700_000_000_000, "id": "m1"})
+    event = parse_event(
+        {
+            "platform": "imessage",
+            "sender_id": "+15550100",
+            "sender_name": "Melanie",
+            "content": "The concert last night was amazing! It was Matt Patterson, so talented.",
+            "as_of": 1_700_000_000_000,
+            "id": "m1",
+        }
+    )
     with stores.transaction():
         append_event(stores, event)
     _add_facts(stores, [("f1", "It was Matt Patterson.", "imessage", 1_000, "t1")])
@@ -207,24 +224,38 @@ def test_fact_embedding_text() -> None:
 
 def test_fact_answering_a_question_is_embedded_with_it(stores: Stores) -> None:
     """The message before a fact's message goes along when someone else asked a question in it."""
+
     def say(event_id: str, sender: str, content: str, as_of: int, session: str = "s1") -> str:
-        event = parse_event({"platform": "imessage", "sender_id": sender.lower(), "sender_name": sender,
-                             "content": content, "as_of": as_of, "id": event_id, "thread_id": "t1",
-                             "session_id": session})
+        event = parse_event(
+            {
+                "platform": "imessage",
+                "sender_id": sender.lower(),
+                "sender_name": sender,
+                "content": content,
+                "as_of": as_of,
+                "id": event_id,
+                "thread_id": "t1",
+                "session_id": session,
+            }
+        )
         with stores.transaction():
             append_event(stores, event)
         return event.id
 
-    events = [say("q", "Joanna", "Cute turtles! Is it hard to take care of them?", 1_000),
-              say("a", "Nate", "No, not really. Just keep their area clean. Want pics?", 2_000),
-              say("more", "Nate", "Also feed them properly?", 3_000),
-              say("later", "Joanna", "Back from the trip.", 9_000, session="s2")]
+    events = [
+        say("q", "Joanna", "Cute turtles! Is it hard to take care of them?", 1_000),
+        say("a", "Nate", "No, not really. Just keep their area clean. Want pics?", 2_000),
+        say("more", "Nate", "Also feed them properly?", 3_000),
+        say("later", "Joanna", "Back from the trip.", 9_000, session="s2"),
+    ]
     _add_facts(stores, [(f"f-{e}", f"fact {e}", "imessage", 1_000, "t1") for e in ("a", "more", "later")])
     for name, event_id in zip(("a", "more", "later"), events[1:], strict=True):
         stores.conn.execute("UPDATE facts SET source_event_id = ? WHERE id = ?", (event_id, f"f-{name}"))
     texts = {row[0]: row[1] for row in embeddings._pending(stores.conn, "fact", "m", None)}
-    assert texts["f-a"] == ("fact a\nNate: No, not really. Just keep their area clean. Want pics?\n"
-                            "Joanna: Cute turtles! Is it hard to take care of them?")
+    assert texts["f-a"] == (
+        "fact a\nNate: No, not really. Just keep their area clean. Want pics?\n"
+        "Joanna: Cute turtles! Is it hard to take care of them?"
+    )
     # The message before asks, but it is Nate's own: not a question he is answering.
     assert texts["f-more"] == "fact more\nNate: Also feed them properly?"
     # In another session the message before (though it asks) is not what this one answers.
@@ -251,7 +282,8 @@ def test_a_version_1_embeddings_store_gains_text_hash(settings) -> None:
         _add_facts(stores, FACTS[:1])
         stores.conn.execute(
             "INSERT INTO embeddings(id, target_type, target_id, model, embedding, dimension, created_at) "
-            "VALUES ('e1', 'fact', 'f1', 'm', zeroblob(8), 2, 0)")
+            "VALUES ('e1', 'fact', 'f1', 'm', zeroblob(8), 2, 0)"
+        )
     path = settings.data_dir / "embeddings.db"
     raw = db.connect(path)
     raw.execute("ALTER TABLE embeddings DROP COLUMN text_hash")

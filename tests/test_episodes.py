@@ -10,8 +10,14 @@ T0 = 1_714_557_600  # 2024-05-01 10:00 UTC, in seconds
 
 
 def _event(i: int, minute: int, thread: str = "t1", session: str = "s1") -> RawRecord:
-    data = {"platform": "chat", "sender_id": "ann" if i % 2 else "bob", "content": f"message number {i}",
-            "as_of": T0 + minute * 60, "thread_id": thread, "session_id": session}
+    data = {
+        "platform": "chat",
+        "sender_id": "ann" if i % 2 else "bob",
+        "content": f"message number {i}",
+        "as_of": T0 + minute * 60,
+        "thread_id": thread,
+        "session_id": session,
+    }
     return RawRecord("test", i, data, "")
 
 
@@ -46,8 +52,21 @@ def test_new_events_create_a_new_version_and_keep_the_old(stores: Stores) -> Non
 
 def test_token_budget_caps_episode_size(stores: Stores) -> None:
     long_text = "word " * 2000  # ~2.5K tokens each
-    records = [RawRecord("t", i, {"platform": "chat", "sender_id": "ann", "content": f"{i} {long_text}",
-                                  "as_of": T0 + i * 60, "thread_id": "t1"}, "") for i in range(5)]
+    records = [
+        RawRecord(
+            "t",
+            i,
+            {
+                "platform": "chat",
+                "sender_id": "ann",
+                "content": f"{i} {long_text}",
+                "as_of": T0 + i * 60,
+                "thread_id": "t1",
+            },
+            "",
+        )
+        for i in range(5)
+    ]
     ingest(stores, records)
     build_episodes(stores, "2024-05-01", "chat")
     assert all(e["token_estimate"] <= 6000 for e in _episodes(stores))

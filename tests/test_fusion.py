@@ -69,8 +69,11 @@ def test_mmr_missing_vectors_have_zero_similarity() -> None:
 def test_mmr_preselected_lambda_and_limits() -> None:
     # p (already shown) equals a: a 0.7 - 0.3 = 0.4 loses to c 0.7*0.9 = 0.63.
     assert mmr([("a", 1.0), ("c", 0.9)], {"a": A, "c": C, "p": A}, 2, preselected=["p"]) == ["c", "a"]
-    assert mmr([("a", 1.0), ("b", 0.9), ("c", 0.5)], {"a": A, "b": B_DUP, "c": C}, 3,
-               lambda_param=1.0) == ["a", "b", "c"]
+    assert mmr([("a", 1.0), ("b", 0.9), ("c", 0.5)], {"a": A, "b": B_DUP, "c": C}, 3, lambda_param=1.0) == [
+        "a",
+        "b",
+        "c",
+    ]
     assert mmr([("a", 1.0), ("b", 0.9)], {"a": A, "b": C}, 1) == ["a"]
     assert mmr([], {}, 3) == [] and mmr([("a", 1.0)], {}, 0) == []
 
@@ -80,7 +83,10 @@ def test_mmr_preselected_lambda_and_limits() -> None:
 
 def test_terms_drop_stopwords_syntax_and_duplicates() -> None:
     assert keyword.extract_terms('What did "Sarah" say about NEAR(the) trip* AND trip OR x?') == [
-        "sarah", "near", "trip"]
+        "sarah",
+        "near",
+        "trip",
+    ]
     assert keyword.extract_terms("the of and to a in") == []
     assert keyword.extract_terms("莎拉 去 爬山 🙂") == ["莎拉", "去", "爬山"]
     assert keyword.match_expression(["sarah", "and"]) == '"sarah" OR "and"'
@@ -91,8 +97,10 @@ def test_terms_drop_stopwords_syntax_and_duplicates() -> None:
 
 def test_choose_terms_prefers_rare_and_present_terms(stores: Stores) -> None:
     for i in range(30):
-        stores.conn.execute("INSERT INTO facts (id, text, as_of, ingested_at, created_at) VALUES (?, ?, 0, 0, 0)",
-                            (f"f{i}", f"common words number {i}" + (" zebra" if i == 3 else "")))
+        stores.conn.execute(
+            "INSERT INTO facts (id, text, as_of, ingested_at, created_at) VALUES (?, ?, 0, 0, 0)",
+            (f"f{i}", f"common words number {i}" + (" zebra" if i == 3 else "")),
+        )
     chosen = keyword.choose_terms(stores.conn, "facts_fts", ["common", "zebra", "absent", "words"], max_terms=2)
     # df: common 30, zebra 1, absent 0 (dropped), words 30; the rarest two, tie to the earlier term.
     assert chosen == ["common", "zebra"]

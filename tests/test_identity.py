@@ -10,8 +10,13 @@ from nexus_memory.stores import Stores
 
 
 def _deliver(stores: Stores, sender: str, platform: str = "imessage", session: str | None = None) -> str:
-    data = {"platform": platform, "sender_id": sender, "content": f"hi from {sender}", "as_of": 1_700_000_000,
-            "session_id": session}
+    data = {
+        "platform": platform,
+        "sender_id": sender,
+        "content": f"hi from {sender}",
+        "as_of": 1_700_000_000,
+        "session_id": session,
+    }
     ingest(stores, [RawRecord("t", 1, data, "")])
     row = stores.conn.execute("SELECT entity_id FROM contacts WHERE handle = ?", (sender,)).fetchone()
     return row[0]

@@ -29,11 +29,27 @@ MAY_8 = int(datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp() * 1000)
 LOCOMO = Path("/work/shared/data/locomo/locomo_dev.json")
 
 
-def event(content: str, sender: str = "Caroline", *, peer: str | None = "Melanie", event_id: str = "e1",
-          as_of: int = MAY_8, sender_name: str | None = None, peer_kind: str | None = "dm") -> Event:
+def event(
+    content: str,
+    sender: str = "Caroline",
+    *,
+    peer: str | None = "Melanie",
+    event_id: str = "e1",
+    as_of: int = MAY_8,
+    sender_name: str | None = None,
+    peer_kind: str | None = "dm",
+) -> Event:
     """A chat event with sensible defaults."""
-    return Event(id=event_id, platform="test", sender_id=sender, content=content, as_of=as_of,
-                 sender_name=sender_name, peer_id=peer, peer_kind=peer_kind)
+    return Event(
+        id=event_id,
+        platform="test",
+        sender_id=sender,
+        content=content,
+        as_of=as_of,
+        sender_name=sender_name,
+        peer_id=peer,
+        peer_kind=peer_kind,
+    )
 
 
 def texts(extraction: Extraction) -> list[str]:
@@ -69,8 +85,10 @@ def test_second_person_resolves_to_peer_id_and_previous_speaker() -> None:
 
 
 def test_speaker_names_override_sender_id_and_generic_you_is_kept() -> None:
-    result = extract([event("I adopted a puppy, you know.", sender="u123", peer="u456")],
-                     speaker_names={"u123": "Priya", "u456": "Sam"})
+    result = extract(
+        [event("I adopted a puppy, you know.", sender="u123", peer="u456")],
+        speaker_names={"u123": "Priya", "u456": "Sam"},
+    )
     assert texts(result) == ["Priya adopted a puppy, you know."]
 
 
@@ -88,12 +106,18 @@ def test_dropped_subject_is_put_back() -> None:
 
 def test_sentence_split_keeps_abbreviations() -> None:
     assert split_sentences("I met Dr. Smith today. It went well! Next step? Not sure") == [
-        "I met Dr. Smith today.", "It went well!", "Next step?", "Not sure"]
+        "I met Dr. Smith today.",
+        "It went well!",
+        "Next step?",
+        "Not sure",
+    ]
 
 
 def test_compound_split_only_between_clauses() -> None:
     assert split_compound("I bought a bike, and I ride it to work every day.") == [
-        "I bought a bike.", "I ride it to work every day."]
+        "I bought a bike.",
+        "I ride it to work every day.",
+    ]
     # Right side has no subject: stays one fact.
     assert split_compound("I bought bread, and milk from the store.") == ["I bought bread, and milk from the store."]
     assert split_compound("I wanted to go; it rained all day.") == ["I wanted to go.", "It rained all day."]
@@ -108,8 +132,11 @@ def test_questions_and_filler_sentences_are_dropped() -> None:
 
 
 def test_contact_statements() -> None:
-    found = find_contacts("My new email is priya.k@example.com, reach me at 555-123-4567. My Discord is coolgamer42. "
-                          "Sam's number is +1 (555) 987-6543.", "e9")
+    found = find_contacts(
+        "My new email is priya.k@example.com, reach me at 555-123-4567. My Discord is coolgamer42. "
+        "Sam's number is +1 (555) 987-6543.",
+        "e9",
+    )
     values = {(c.value, c.type, c.owner) for c in found}
     assert values == {
         ("priya.k@example.com", "email", "sender"),
@@ -135,8 +162,14 @@ def test_introductions_and_their_negatives() -> None:
     assert find_introductions("Hey, I'm Marcus!") == ["Marcus"]
     assert find_introductions("My name is Priya Kumar.") == ["Priya Kumar"]
     assert find_introductions("Hi, this is Tyler.") == ["Tyler"]
-    for sentence in ("I'm sorry to hear that.", "I'm going to the park.", "I'm Happy today.", "I'm Canadian.",
-                     "I'm so tired.", "I'm Sorry!"):
+    for sentence in (
+        "I'm sorry to hear that.",
+        "I'm going to the park.",
+        "I'm Happy today.",
+        "I'm Canadian.",
+        "I'm so tired.",
+        "I'm Sorry!",
+    ):
         assert find_introductions(sentence) == [], sentence
 
 
@@ -150,13 +183,19 @@ def test_introduction_renames_sender_for_the_rest_of_the_message() -> None:
 # --- causal pairs -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("sentence", "cause", "effect"), [
-    ("I stayed home because it was raining.", "Caroline said it was raining.", "Caroline stayed home."),
-    ("Because I lost my job, I moved back home.", "Caroline lost Caroline's job.", "Caroline moved back home."),
-    ("I saved every month so that I could travel.", "Caroline saved every month.", "Caroline could travel."),
-    ("The road was closed, therefore we took the train.", "Caroline said the road was closed.",
-     "Caroline said we took the train."),
-])
+@pytest.mark.parametrize(
+    ("sentence", "cause", "effect"),
+    [
+        ("I stayed home because it was raining.", "Caroline said it was raining.", "Caroline stayed home."),
+        ("Because I lost my job, I moved back home.", "Caroline lost Caroline's job.", "Caroline moved back home."),
+        ("I saved every month so that I could travel.", "Caroline saved every month.", "Caroline could travel."),
+        (
+            "The road was closed, therefore we took the train.",
+            "Caroline said the road was closed.",
+            "Caroline said we took the train.",
+        ),
+    ],
+)
 def test_causal_pairs(sentence: str, cause: str, effect: str) -> None:
     result = extract([event(sentence)])
     assert len(result.causal) == 1
@@ -181,19 +220,22 @@ def test_sentence_initial_link_to_previous_sentence() -> None:
 # --- derived kinds ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("sentence", "kind"), [
-    ("We decided to use PostgreSQL.", "decision"),
-    ("Let's go with the blue design.", "decision"),
-    ("I'll send the report by Friday.", "action_item"),
-    ("I need to renew my passport.", "action_item"),
-    ("Let's meet at 3pm tomorrow.", "commitment"),
-    ("I promise to call mom this weekend.", "commitment"),
-    ("I prefer dark mode.", "preference_stated"),
-    ("My favorite food is ramen.", "preference_stated"),
-    ("Actually, the meeting is on Tuesday.", "correction"),
-    ("It's not Sarah, it's Susan who got the job.", "correction"),
-    ("I went to the beach.", "fact"),
-])
+@pytest.mark.parametrize(
+    ("sentence", "kind"),
+    [
+        ("We decided to use PostgreSQL.", "decision"),
+        ("Let's go with the blue design.", "decision"),
+        ("I'll send the report by Friday.", "action_item"),
+        ("I need to renew my passport.", "action_item"),
+        ("Let's meet at 3pm tomorrow.", "commitment"),
+        ("I promise to call mom this weekend.", "commitment"),
+        ("I prefer dark mode.", "preference_stated"),
+        ("My favorite food is ramen.", "preference_stated"),
+        ("Actually, the meeting is on Tuesday.", "correction"),
+        ("It's not Sarah, it's Susan who got the job.", "correction"),
+        ("I went to the beach.", "fact"),
+    ],
+)
 def test_derived_kinds(sentence: str, kind: str) -> None:
     assert classify_kind(sentence) == kind
     assert extract([event(sentence)]).facts[0].kind == kind
@@ -202,8 +244,10 @@ def test_derived_kinds(sentence: str, kind: str) -> None:
 # --- ephemeral chatter ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("content", ["ok", "lol", "brb", "thanks!", "Hey Mel!", "\U0001f602\U0001f602", "Haha yes!",
-                                     "Good morning!", "Talk soon!"])
+@pytest.mark.parametrize(
+    "content",
+    ["ok", "lol", "brb", "thanks!", "Hey Mel!", "\U0001f602\U0001f602", "Haha yes!", "Good morning!", "Talk soon!"],
+)
 def test_ephemeral_events_are_skipped(content: str) -> None:
     result = extract([event(content)])
     assert result.facts == []
@@ -218,16 +262,19 @@ def test_photo_caption_becomes_a_fact() -> None:
 # --- dates ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("phrase", "label"), [
-    ("I went yesterday", "(on 7 May 2023)"),
-    ("I leave tomorrow", "(on 9 May 2023)"),
-    ("I met her last Friday", "(on 5 May 2023)"),
-    ("I moved last week", "(the week before 8 May 2023)"),
-    ("I start next month", "(in June 2023)"),
-    ("I visited two days ago", "(on 6 May 2023)"),
-    ("I graduated last year", "(in 2022)"),
-    ("We went camping last weekend", "(the weekend of 6 May 2023)"),
-])
+@pytest.mark.parametrize(
+    ("phrase", "label"),
+    [
+        ("I went yesterday", "(on 7 May 2023)"),
+        ("I leave tomorrow", "(on 9 May 2023)"),
+        ("I met her last Friday", "(on 5 May 2023)"),
+        ("I moved last week", "(the week before 8 May 2023)"),
+        ("I start next month", "(in June 2023)"),
+        ("I visited two days ago", "(on 6 May 2023)"),
+        ("I graduated last year", "(in 2022)"),
+        ("We went camping last weekend", "(the weekend of 6 May 2023)"),
+    ],
+)
 def test_relative_dates_are_annotated(phrase: str, label: str) -> None:
     text, mentions = annotate_relative_dates(phrase, MAY_8)
     assert text.endswith(label), text
@@ -255,8 +302,10 @@ def test_relative_date_keeps_event_time_and_adds_date_entity() -> None:
 
 
 def test_entity_regexes() -> None:
-    found = find_entities("Write to priya.k@example.com or call 555-123-4567, see https://example.com/a?b=1. "
-                          "Ping @coolgamer42 on Discord.")
+    found = find_entities(
+        "Write to priya.k@example.com or call 555-123-4567, see https://example.com/a?b=1. "
+        "Ping @coolgamer42 on Discord."
+    )
     kinds = {(m.name, m.type) for m in found}
     assert ("priya.k@example.com", "email") in kinds
     assert ("555-123-4567", "phone") in kinds
@@ -280,8 +329,12 @@ def test_name_heuristic_types() -> None:
 def test_same_input_same_output() -> None:
     events = [
         event("Hey Mel! I went to a LGBTQ support group yesterday and it was so powerful.", event_id="a"),
-        event("Wow! I painted a lake sunrise last year because it means a lot to me.", sender="Melanie",
-              peer="Caroline", event_id="b"),
+        event(
+            "Wow! I painted a lake sunrise last year because it means a lot to me.",
+            sender="Melanie",
+            peer="Caroline",
+            event_id="b",
+        ),
         event("My email is c@example.com. I'll send the photos tomorrow.", event_id="c"),
     ]
     first, second = extract(events), extract(list(events))
@@ -302,7 +355,8 @@ def test_bench_on_a_tiny_locomo_file(tmp_path: Path) -> None:
     sample = {
         "sample_id": "conv-x",
         "conversation": {
-            "speaker_a": "Ann", "speaker_b": "Bo",
+            "speaker_a": "Ann",
+            "speaker_b": "Bo",
             "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [
                 {"speaker": "Ann", "dia_id": "D1:1", "text": "Hey Bo!"},
@@ -310,10 +364,12 @@ def test_bench_on_a_tiny_locomo_file(tmp_path: Path) -> None:
                 {"speaker": "Ann", "dia_id": "D1:3", "text": "So cute!", "blip_caption": "a photo of a cat"},
             ],
         },
-        "observation": {"session_1_observation": {
-            "Bo": [["Bo adopted a cat named Tilly.", "D1:2"]],
-            "Ann": [["Ann shared a photo of a cat.", "D:1:3"]],
-        }},
+        "observation": {
+            "session_1_observation": {
+                "Bo": [["Bo adopted a cat named Tilly.", "D1:2"]],
+                "Ann": [["Ann shared a photo of a cat.", "D:1:3"]],
+            }
+        },
     }
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps([sample]))

@@ -37,9 +37,45 @@ class FakeEmbedder:
 
     model_name = "fake-bow"
     dimension = 256
-    _stop = frozenset(["a", "an", "the", "is", "are", "was", "were", "to", "of", "in", "on", "at", "and", "or",
-                       "did", "does", "do", "what", "where", "when", "who", "how", "with", "for", "about", "by",
-                       "from", "i", "you", "he", "she", "it", "we", "they", "my"])
+    _stop = frozenset(
+        [
+            "a",
+            "an",
+            "the",
+            "is",
+            "are",
+            "was",
+            "were",
+            "to",
+            "of",
+            "in",
+            "on",
+            "at",
+            "and",
+            "or",
+            "did",
+            "does",
+            "do",
+            "what",
+            "where",
+            "when",
+            "who",
+            "how",
+            "with",
+            "for",
+            "about",
+            "by",
+            "from",
+            "i",
+            "you",
+            "he",
+            "she",
+            "it",
+            "we",
+            "they",
+            "my",
+        ]
+    )
 
     def _vector(self, text: str) -> np.ndarray:
         vector = np.zeros(self.dimension, np.float32)
@@ -75,63 +111,104 @@ def add_entity(stores: Stores, name: str, type: str = "person", aliases: Sequenc
     return entity_id
 
 
-def add_fact(stores: Stores, text: str, *, as_of: int = MAY_2023, platform: str | None = "imessage",
-             thread_id: str | None = "t1", session_id: str | None = "s1", entities: Sequence[str] = (),
-             source_event_id: str | None = None, metadata: dict | None = None) -> str:
+def add_fact(
+    stores: Stores,
+    text: str,
+    *,
+    as_of: int = MAY_2023,
+    platform: str | None = "imessage",
+    thread_id: str | None = "t1",
+    session_id: str | None = "s1",
+    entities: Sequence[str] = (),
+    source_event_id: str | None = None,
+    metadata: dict | None = None,
+) -> str:
     fact_id = ulid()
     stores.conn.execute(
         """INSERT INTO facts (id, text, as_of, ingested_at, source_event_id, metadata, created_at,
                platform, thread_id, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (fact_id, text, as_of, as_of, source_event_id or f"ev-{fact_id}", json.dumps(metadata or {}), now_ms(),
-         platform, thread_id, session_id),
+        (
+            fact_id,
+            text,
+            as_of,
+            as_of,
+            source_event_id or f"ev-{fact_id}",
+            json.dumps(metadata or {}),
+            now_ms(),
+            platform,
+            thread_id,
+            session_id,
+        ),
     )
     for entity_id in entities:
-        stores.conn.execute("INSERT INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)",
-                            (fact_id, entity_id, as_of))
+        stores.conn.execute(
+            "INSERT INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)", (fact_id, entity_id, as_of)
+        )
     return fact_id
 
 
 def add_causal(stores: Stores, cause: str, effect: str, strength: float = 0.9) -> None:
     stores.conn.execute(
         "INSERT INTO causal_links (from_fact_id, to_fact_id, strength, created_at) VALUES (?, ?, ?, ?)",
-        (cause, effect, strength, now_ms()))
+        (cause, effect, strength, now_ms()),
+    )
 
 
 def _episode(stores: Stores, platform: str, end_time: int) -> str:
     stores.conn.execute(
         """INSERT OR IGNORE INTO episode_definitions (id, name, strategy, params, created_at)
-           VALUES ('def-test', 'test', 'consolidation', '{}', 0)""")
+           VALUES ('def-test', 'test', 'consolidation', '{}', 0)"""
+    )
     stores.conn.execute(
         """INSERT OR IGNORE INTO analysis_types (id, name, version, output_type, created_at)
-           VALUES ('observation_v1', 'observation_v1', '1.0', 'freeform', 0)""")
+           VALUES ('observation_v1', 'observation_v1', '1.0', 'freeform', 0)"""
+    )
     episode_id = ulid()
     stores.conn.execute(
         """INSERT INTO episodes (id, definition_id, platform, thread_id, start_time, end_time, event_count,
                created_at) VALUES (?, 'def-test', ?, 't1', ?, ?, 1, 0)""",
-        (episode_id, platform, end_time - DAY, end_time))
+        (episode_id, platform, end_time - DAY, end_time),
+    )
     return episode_id
 
 
-def add_observation(stores: Stores, text: str, fact_ids: Sequence[str] = (), *, platform: str = "imessage",
-                    end_time: int = JUNE_2023, is_stale: bool = False, parent_id: str | None = None) -> str:
+def add_observation(
+    stores: Stores,
+    text: str,
+    fact_ids: Sequence[str] = (),
+    *,
+    platform: str = "imessage",
+    end_time: int = JUNE_2023,
+    is_stale: bool = False,
+    parent_id: str | None = None,
+) -> str:
     run_id = ulid()
     stores.conn.execute(
         """INSERT INTO analysis_runs (id, analysis_type_id, episode_id, parent_id, status, output_text,
                is_stale, created_at) VALUES (?, 'observation_v1', ?, ?, 'completed', ?, ?, ?)""",
-        (run_id, _episode(stores, platform, end_time), parent_id, text, is_stale, end_time))
+        (run_id, _episode(stores, platform, end_time), parent_id, text, is_stale, end_time),
+    )
     for fact_id in fact_ids:
-        stores.conn.execute("INSERT INTO observation_facts (analysis_run_id, fact_id) VALUES (?, ?)",
-                            (run_id, fact_id))
+        stores.conn.execute("INSERT INTO observation_facts (analysis_run_id, fact_id) VALUES (?, ?)", (run_id, fact_id))
     return run_id
 
 
-def add_mental_model(stores: Stores, name: str, description: str, *, subtype: str | None = None,
-                     entity_id: str | None = None, parent_id: str | None = None, updated_at: int = JUNE_2023) -> str:
+def add_mental_model(
+    stores: Stores,
+    name: str,
+    description: str,
+    *,
+    subtype: str | None = None,
+    entity_id: str | None = None,
+    parent_id: str | None = None,
+    updated_at: int = JUNE_2023,
+) -> str:
     model_id = ulid()
     stores.conn.execute(
         """INSERT INTO mental_models (id, name, description, subtype, entity_id, parent_id, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-        (model_id, name, description, subtype, entity_id, parent_id, updated_at, updated_at))
+        (model_id, name, description, subtype, entity_id, parent_id, updated_at, updated_at),
+    )
     return model_id
 
 
@@ -168,23 +245,56 @@ def build_world(stores: Stores) -> dict[str, str]:
     w["sarah"] = add_entity(stores, "Sarah Connor", aliases=["Sare"])
     w["tyler"] = add_entity(stores, "Tyler")
     w["anthropic"] = add_entity(stores, "Anthropic", "organization")
-    w["job"] = add_fact(stores, "Tyler works at Anthropic as an engineer", entities=[w["tyler"], w["anthropic"]],
-                        source_event_id="ev-job")
-    w["lab"] = add_fact(stores, "He started a new position at the research lab", entities=[w["tyler"]],
-                        as_of=MAY_2023 - 30 * DAY)
-    w["hike"] = add_fact(stores, "Sarah went hiking in the Alps with her sister", entities=[w["sarah"]],
-                         platform="discord", thread_id="t2", session_id="s2", as_of=JUNE_2023)
-    w["knee"] = add_fact(stores, "Sarah injured her knee on the trail", entities=[w["sarah"]],
-                         platform="discord", thread_id="t2", session_id="s2", as_of=JUNE_2023 + DAY)
-    w["physio"] = add_fact(stores, "Appointments with a physiotherapist were booked for rehabilitation",
-                           platform="discord", thread_id="t2", session_id="s3", as_of=JUNE_2023 + 2 * DAY)
+    w["job"] = add_fact(
+        stores,
+        "Tyler works at Anthropic as an engineer",
+        entities=[w["tyler"], w["anthropic"]],
+        source_event_id="ev-job",
+    )
+    w["lab"] = add_fact(
+        stores, "He started a new position at the research lab", entities=[w["tyler"]], as_of=MAY_2023 - 30 * DAY
+    )
+    w["hike"] = add_fact(
+        stores,
+        "Sarah went hiking in the Alps with her sister",
+        entities=[w["sarah"]],
+        platform="discord",
+        thread_id="t2",
+        session_id="s2",
+        as_of=JUNE_2023,
+    )
+    w["knee"] = add_fact(
+        stores,
+        "Sarah injured her knee on the trail",
+        entities=[w["sarah"]],
+        platform="discord",
+        thread_id="t2",
+        session_id="s2",
+        as_of=JUNE_2023 + DAY,
+    )
+    w["physio"] = add_fact(
+        stores,
+        "Appointments with a physiotherapist were booked for rehabilitation",
+        platform="discord",
+        thread_id="t2",
+        session_id="s3",
+        as_of=JUNE_2023 + 2 * DAY,
+    )
     add_causal(stores, w["knee"], w["physio"], 0.8)
-    w["pasta"] = add_fact(stores, "The user likes pasta carbonara", platform="gmail", thread_id="t3",
-                          session_id="s4", as_of=MAY_2023 + DAY)
-    w["obs"] = add_observation(stores, "Sarah is an outdoor person who hikes often", [w["hike"], w["knee"]],
-                               platform="discord", is_stale=True)
-    w["model"] = add_mental_model(stores, "Tyler career", "Tyler is an engineer building language models at "
-                                  "Anthropic", entity_id=w["tyler"])
+    w["pasta"] = add_fact(
+        stores,
+        "The user likes pasta carbonara",
+        platform="gmail",
+        thread_id="t3",
+        session_id="s4",
+        as_of=MAY_2023 + DAY,
+    )
+    w["obs"] = add_observation(
+        stores, "Sarah is an outdoor person who hikes often", [w["hike"], w["knee"]], platform="discord", is_stale=True
+    )
+    w["model"] = add_mental_model(
+        stores, "Tyler career", "Tyler is an engineer building language models at Anthropic", entity_id=w["tyler"]
+    )
     return w
 
 
@@ -237,8 +347,10 @@ def test_entity_ranking_prefers_facts_linking_more_query_entities(stores: Stores
 def test_busy_entity_adds_no_list_unless_asked_for(stores: Stores) -> None:
     """An entity linked to most facts (the user, a speaker) does not tell facts apart: no entity list."""
     speaker = add_entity(stores, "Caroline")
-    facts = [add_fact(stores, f"Caroline mentioned item {i}", entities=[speaker], as_of=MAY_2023 + i * DAY)
-             for i in range(60)]
+    facts = [
+        add_fact(stores, f"Caroline mentioned item {i}", entities=[speaker], as_of=MAY_2023 + i * DAY)
+        for i in range(60)
+    ]
     research = add_fact(stores, "She is researching adoption agencies", entities=[speaker])
     response = recall(stores, "What did Caroline research?", scope=["facts"], budget="mid")
     assert all("entity" not in r.ranks for r in response.results)
@@ -263,8 +375,15 @@ class RecordingEmbedder(FakeEmbedder):
 def test_busy_name_is_averaged_out_of_the_query_embedding(stores: Stores) -> None:
     """A busy speaker's name in every fact would pull the query toward whatever repeats it most."""
     speaker = add_entity(stores, "Caroline Smith")
-    noise = [add_fact(stores, f"Caroline told Caroline's friend Caroline felt fine on day {i}",
-                      entities=[speaker], as_of=MAY_2023 + i * DAY) for i in range(60)]
+    noise = [
+        add_fact(
+            stores,
+            f"Caroline told Caroline's friend Caroline felt fine on day {i}",
+            entities=[speaker],
+            as_of=MAY_2023 + i * DAY,
+        )
+        for i in range(60)
+    ]
     agencies = add_fact(stores, "Caroline is researching adoption agencies", entities=[speaker])
     embedder = RecordingEmbedder()
     embed_all(stores, embedder)
@@ -338,8 +457,9 @@ def test_platform_thread_session_filters(stores: Stores, embedded: dict[str, str
         ({"thread_id": "t1"}, {embedded["job"], embedded["lab"]}),
         ({"session_id": "s2"}, {embedded["hike"], embedded["knee"]}),
     ):
-        response = recall(stores, "Sarah Tyler knee engineer pasta hiking", scope=["facts"], embedder=fake,
-                          budget="high", **kwargs)
+        response = recall(
+            stores, "Sarah Tyler knee engineer pasta hiking", scope=["facts"], embedder=fake, budget="high", **kwargs
+        )
         assert response.results, kwargs
         assert set(ids(response)) <= allowed, kwargs
     response = recall(stores, "Sarah hiking knee", scope=["facts"], embedder=fake, exclude_session_id="s2")
@@ -372,15 +492,15 @@ def test_parsed_date_boosts_facts_explicit_window_filters(stores: Stores) -> Non
     assert ids(parsed) == [cake, bread]
     assert parsed.time_after == int(datetime(2023, 5, 1, tzinfo=UTC).timestamp() * 1000)
     may_start, june_start = parsed.time_after, parsed.time_before + 1
-    explicit = recall(stores, "What did Tyler bake?", scope=["facts"], time_after=may_start,
-                      time_before=june_start - 1)
+    explicit = recall(stores, "What did Tyler bake?", scope=["facts"], time_after=may_start, time_before=june_start - 1)
     assert ids(explicit) == [cake]
     # A date-only query is its window: nothing from outside it.
     assert ids(recall(stores, "May 2023", scope=["facts"], reference_time=REFERENCE)) == [cake]
 
 
-def test_entity_filter_by_name_alias_id_and_unknown(stores: Stores, embedded: dict[str, str],
-                                                    fake: FakeEmbedder) -> None:
+def test_entity_filter_by_name_alias_id_and_unknown(
+    stores: Stores, embedded: dict[str, str], fake: FakeEmbedder
+) -> None:
     for value in ("Sarah Connor", "sare", embedded["sarah"]):
         response = recall(stores, "knee hiking engineer pasta", embedder=fake, entity=value, scope=["facts"])
         assert set(ids(response)) == {embedded["hike"], embedded["knee"]}, value
@@ -406,8 +526,12 @@ def test_filters_apply_before_top_k(stores: Stores, fake: FakeEmbedder) -> None:
         add_fact(stores, f"quarterly budget review meeting number {i}", platform="slack", session_id="busy")
     weak = add_fact(stores, "budget for the trip was small", platform="gmail", session_id="quiet")
     embed_all(stores, fake)
-    for kwargs in ({"platform": "gmail"}, {"session_id": "quiet"}, {"exclude_session_id": "busy"},
-                   {"thread_id": "t1", "platform": "gmail"}):
+    for kwargs in (
+        {"platform": "gmail"},
+        {"session_id": "quiet"},
+        {"exclude_session_id": "busy"},
+        {"thread_id": "t1", "platform": "gmail"},
+    ):
         semantic = recall(stores, "quarterly budget review", budget="low", embedder=fake, scope=["facts"], **kwargs)
         assert ids(semantic) == [weak], kwargs
         assert semantic.results[0].ranks == {"semantic": 1}
@@ -439,8 +563,7 @@ def test_higher_layers_first_when_they_match(stores: Stores, embedded: dict[str,
 
 
 def test_only_latest_version_of_observations_and_models(stores: Stores, world: dict[str, str]) -> None:
-    newer = add_observation(stores, "Sarah is an outdoor person, recovering from a knee injury",
-                            parent_id=world["obs"])
+    newer = add_observation(stores, "Sarah is an outdoor person, recovering from a knee injury", parent_id=world["obs"])
     model_v2 = add_mental_model(stores, "Tyler career", "Tyler leads a team at Anthropic", parent_id=world["model"])
     response = recall(stores, "outdoor person Tyler career Anthropic")
     found = ids(response)
@@ -505,12 +628,44 @@ def test_access_counts(stores: Stores, embedded: dict[str, str], fake: FakeEmbed
 # --- hostile input -----------------------------------------------------------------------------
 
 HOSTILE = [
-    "", " ", "\"", "'", "\"\"\"", "*", "a*", "NEAR(a b)", "NEAR", "AND", "OR NOT", "a AND OR b", "(", ")",
-    "col:value", "text:Sarah", "^start", "-minus", "a - b", "Tyler's \"job\"", "x\" OR 1=1 --",
+    "",
+    " ",
+    '"',
+    "'",
+    '"""',
+    "*",
+    "a*",
+    "NEAR(a b)",
+    "NEAR",
+    "AND",
+    "OR NOT",
+    "a AND OR b",
+    "(",
+    ")",
+    "col:value",
+    "text:Sarah",
+    "^start",
+    "-minus",
+    "a - b",
+    'Tyler\'s "job"',
+    'x" OR 1=1 --',
     "'; DROP TABLE facts; --",
-    "%", "_", "\\", "100%_sure\\", "🙂🙃🔥", "Сара ходила в горы", "莎拉去爬山了", "سارة", "\x00nul", "\ud800 lone",
-    "the of and to a in", "a" * 10_000, "Sarah " * 2_000, "NEAR/3 \"x\" * ^ : ( ) {} [] ~",
-    "in May 2023 2023-13-45 last Friday yesterday", "🙂 Sarah 🙂",
+    "%",
+    "_",
+    "\\",
+    "100%_sure\\",
+    "🙂🙃🔥",
+    "Сара ходила в горы",
+    "莎拉去爬山了",
+    "سارة",
+    "\x00nul",
+    "\ud800 lone",
+    "the of and to a in",
+    "a" * 10_000,
+    "Sarah " * 2_000,
+    'NEAR/3 "x" * ^ : ( ) {} [] ~',
+    "in May 2023 2023-13-45 last Friday yesterday",
+    "🙂 Sarah 🙂",
 ]
 
 
@@ -528,8 +683,14 @@ def shared_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stores]:
 def test_hostile_queries_never_raise(shared_stores: Stores, query: str) -> None:
     fake = FakeEmbedder()
     for budget in ("low", "mid", "high"):
-        response = recall(shared_stores, query, budget=budget, embedder=fake,
-                          scope=["facts", "observations", "mental_models", "entities"], reference_time=REFERENCE)
+        response = recall(
+            shared_stores,
+            query,
+            budget=budget,
+            embedder=fake,
+            scope=["facts", "observations", "mental_models", "entities"],
+            reference_time=REFERENCE,
+        )
         assert isinstance(response.results, list)
     assert recall(shared_stores, query, entity=query, embedder=fake).results is not None
 
@@ -550,7 +711,6 @@ def test_real_embedder_paraphrase(stores: Stores, world: dict[str, str]) -> None
     embeddings.embed_pending(stores, embedder, target_types=("fact", "observation", "mental_model"))
     response = recall(stores, "Who is Tyler's employer?", scope=["facts"], budget="low")  # default embedder
     assert response.results[0].id == world["job"]
-    hurt = recall(stores, "leg injury while walking in the mountains", scope=["facts"], budget="low",
-                  embedder=embedder)
+    hurt = recall(stores, "leg injury while walking in the mountains", scope=["facts"], budget="low", embedder=embedder)
     assert hurt.results[0].id == world["knee"]
     assert hurt.results[0].metadata["scores"]["semantic"] > 0.3

@@ -11,14 +11,38 @@ from nexus_memory.stores import Stores
 
 
 def test_every_store_has_its_tables(stores: Stores) -> None:
-    names = {r[0] for r in stores.conn.execute(
-        """SELECT name FROM sqlite_master UNION SELECT name FROM events.sqlite_master
-           UNION SELECT name FROM identity.sqlite_master UNION SELECT name FROM embeddings.sqlite_master""")}
+    names = {
+        r[0]
+        for r in stores.conn.execute(
+            """SELECT name FROM sqlite_master UNION SELECT name FROM events.sqlite_master
+           UNION SELECT name FROM identity.sqlite_master UNION SELECT name FROM embeddings.sqlite_master"""
+        )
+    }
     expected = {
-        "events", "event_rejects", "derived_events", "facts", "facts_fts", "fact_entities", "causal_links",
-        "observation_facts", "memory_processing_log", "episodes", "episode_definitions", "episode_events",
-        "episode_entity_mentions", "analysis_types", "analysis_runs", "facets", "mental_models", "entities",
-        "aliases", "entity_tags", "entity_cooccurrences", "merge_candidates", "session_aliases", "embeddings",
+        "events",
+        "event_rejects",
+        "derived_events",
+        "facts",
+        "facts_fts",
+        "fact_entities",
+        "causal_links",
+        "observation_facts",
+        "memory_processing_log",
+        "episodes",
+        "episode_definitions",
+        "episode_events",
+        "episode_entity_mentions",
+        "analysis_types",
+        "analysis_runs",
+        "facets",
+        "mental_models",
+        "entities",
+        "aliases",
+        "entity_tags",
+        "entity_cooccurrences",
+        "merge_candidates",
+        "session_aliases",
+        "embeddings",
         "vec_embeddings",
     }
     assert expected <= names

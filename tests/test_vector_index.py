@@ -22,8 +22,9 @@ def _clustered(rng: np.random.Generator, n: int, clusters: int = 40) -> np.ndarr
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def _add(stores: Stores, search: VectorSearch, vectors: np.ndarray, start: int = 0,
-         platform: str | None = None) -> list[str]:
+def _add(
+    stores: Stores, search: VectorSearch, vectors: np.ndarray, start: int = 0, platform: str | None = None
+) -> list[str]:
     """Insert facts (the IVF index reads metadata from them) and their vectors through `add`."""
     ids = [f"f{start + i:05d}" for i in range(len(vectors))]
     rows = []
@@ -37,7 +38,7 @@ def _add(stores: Stores, search: VectorSearch, vectors: np.ndarray, start: int =
             [(r[0], r[3], r[3], r[2], r[4]) for r in rows],
         )
     for s in range(0, len(rows), 500):
-        search.add("fact", rows[s:s + 500])
+        search.add("fact", rows[s : s + 500])
     return ids
 
 

@@ -14,14 +14,33 @@ from nexus_memory.writer.tools import ToolError, WriterTools
 T0 = 1_714_557_600
 
 
-SENTENCES = ["Ann adopted a dog named Rex", "The bakery on Main Street closed in March",
-             "Bob is training for the Berlin marathon"]
+SENTENCES = [
+    "Ann adopted a dog named Rex",
+    "The bakery on Main Street closed in March",
+    "Bob is training for the Berlin marathon",
+]
 
 
 def _ingest(stores: Stores, n: int = 3, thread: str = "t1", start: int = 0) -> None:
-    ingest(stores, [RawRecord("t", i, {"id": f"{thread}-{i}", "platform": "chat", "sender_id": "ann",
-                                       "content": SENTENCES[i],
-                                       "as_of": T0 + start + i * 60, "thread_id": thread}, "") for i in range(n)])
+    ingest(
+        stores,
+        [
+            RawRecord(
+                "t",
+                i,
+                {
+                    "id": f"{thread}-{i}",
+                    "platform": "chat",
+                    "sender_id": "ann",
+                    "content": SENTENCES[i],
+                    "as_of": T0 + start + i * 60,
+                    "thread_id": thread,
+                },
+                "",
+            )
+            for i in range(n)
+        ],
+    )
 
 
 def test_insert_fact_links_provenance_and_skips_near_duplicates(stores: Stores) -> None:
@@ -37,11 +56,14 @@ def test_insert_fact_links_provenance_and_skips_near_duplicates(stores: Stores) 
     assert later["status"] == "inserted"  # same words, another week: a new fact
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"text": "", "as_of": 1}, "non-empty"),
-    ({"text": "x", "as_of": "yesterday"}, "unix milliseconds"),
-    ({"text": "x", "as_of": 1, "source_event_id": "nope"}, "unknown source_event_id"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"text": "", "as_of": 1}, "non-empty"),
+        ({"text": "x", "as_of": "yesterday"}, "unix milliseconds"),
+        ({"text": "x", "as_of": 1, "source_event_id": "nope"}, "unknown source_event_id"),
+    ],
+)
 def test_insert_fact_rejects_bad_arguments(stores: Stores, kwargs: dict, message: str) -> None:
     with pytest.raises(ToolError, match=message):
         WriterTools(stores, "run1").insert_fact(**kwargs)
@@ -91,8 +113,24 @@ class ScriptedWriter:
 
 def test_failed_episode_keeps_nothing_and_reruns_alone(stores: Stores) -> None:
     _ingest(stores, 2, thread="good")
-    ingest(stores, [RawRecord("t", 9, {"id": "bad-0", "platform": "chat", "sender_id": "bob",
-                                       "content": "please FAIL here", "as_of": T0 + 7200, "thread_id": "bad"}, "")])
+    ingest(
+        stores,
+        [
+            RawRecord(
+                "t",
+                9,
+                {
+                    "id": "bad-0",
+                    "platform": "chat",
+                    "sender_id": "bob",
+                    "content": "please FAIL here",
+                    "as_of": T0 + 7200,
+                    "thread_id": "bad",
+                },
+                "",
+            )
+        ],
+    )
     build_episodes(stores, "2024-05-01", "chat")
     report = process_partition(stores, "2024-05-01|chat", ScriptedWriter())
     assert (report.count("ok"), report.count("failed")) == (1, 1)
@@ -111,8 +149,9 @@ def test_failed_episode_keeps_nothing_and_reruns_alone(stores: Stores) -> None:
 
     rerun = process_partition(stores, "2024-05-01|chat", FixedWriter(), only_failed=True)
     assert (rerun.count("ok"), rerun.count("failed")) == (1, 0)
-    row = stores.conn.execute("SELECT attempts, status FROM episode_processing WHERE episode_id = ?",
-                              (failure["episode_id"],)).fetchone()
+    row = stores.conn.execute(
+        "SELECT attempts, status FROM episode_processing WHERE episode_id = ?", (failure["episode_id"],)
+    ).fetchone()
     assert tuple(row) == (2, "ok")
 
 

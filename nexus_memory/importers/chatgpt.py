@@ -82,9 +82,17 @@ def message_event(
     if not text:
         return None
     # Some messages carry no time of their own; the conversation's keeps them in the right day.
-    return assistant_chat_event(event_id=message.get("id"), platform=PLATFORM, assistant="ChatGPT",
-                                conversation_id=conversation_id, user_side=role == "user", text=text,
-                                as_of=message.get("create_time") or conversation_time, title=title, role=role)
+    return assistant_chat_event(
+        event_id=message.get("id"),
+        platform=PLATFORM,
+        assistant="ChatGPT",
+        conversation_id=conversation_id,
+        user_side=role == "user",
+        text=text,
+        as_of=message.get("create_time") or conversation_time,
+        title=title,
+        role=role,
+    )
 
 
 def _is_hidden(message: dict[str, Any]) -> bool:

@@ -59,9 +59,17 @@ def message_event(
     if not text:
         return None
     role = SENDERS[sender]
-    return assistant_chat_event(event_id=message.get("uuid"), platform=PLATFORM, assistant="Claude",
-                                conversation_id=conversation_id, user_side=sender == "human", text=text,
-                                as_of=message.get("created_at") or conversation_time, title=title, role=role)
+    return assistant_chat_event(
+        event_id=message.get("uuid"),
+        platform=PLATFORM,
+        assistant="Claude",
+        conversation_id=conversation_id,
+        user_side=sender == "human",
+        text=text,
+        as_of=message.get("created_at") or conversation_time,
+        title=title,
+        role=role,
+    )
 
 
 def message_text(message: dict[str, Any]) -> str:

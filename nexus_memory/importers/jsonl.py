@@ -130,15 +130,26 @@ def read_conversations(path: Path, what: str, per_conversation: ConversationRead
     return _conversation_records(document, str(path), per_conversation)
 
 
-def _conversation_records(conversations: list[Any], source: str,
-                          per_conversation: ConversationReader) -> Iterator[RawRecord]:
+def _conversation_records(
+    conversations: list[Any], source: str, per_conversation: ConversationReader
+) -> Iterator[RawRecord]:
     numbers = count(1)
     for index, conversation in enumerate(conversations, start=1):
         yield from per_conversation(conversation, index, source, numbers)
 
 
-def assistant_chat_event(*, event_id: Any, platform: str, assistant: str, conversation_id: str, user_side: bool,
-                         text: str, as_of: Any, title: str | None, role: str) -> dict[str, Any]:
+def assistant_chat_event(
+    *,
+    event_id: Any,
+    platform: str,
+    assistant: str,
+    conversation_id: str,
+    user_side: bool,
+    text: str,
+    as_of: Any,
+    title: str | None,
+    role: str,
+) -> dict[str, Any]:
     """The generic event for one message of a user <-> assistant export (ChatGPT, Claude)."""
     return {
         "id": event_id,

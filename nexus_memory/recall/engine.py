@@ -64,8 +64,7 @@ log = logging.getLogger(__name__)
 
 SCOPES = ("facts", "observations", "mental_models", "entities")
 DEFAULT_SCOPE = ("facts", "observations", "mental_models")
-_TYPE_OF_SCOPE = {"facts": "fact", "observations": "observation", "mental_models": "mental_model",
-                  "entities": "entity"}
+_TYPE_OF_SCOPE = {"facts": "fact", "observations": "observation", "mental_models": "mental_model", "entities": "entity"}
 TOOL_PLATFORM = "memory_tool"  # platform of facts written through the agent tools (remember/correct)
 OBSERVATION_TYPE = "observation_v1"
 
@@ -150,11 +149,14 @@ class Filters:
         """WHERE clause for analysis_runs `r` LEFT JOIN episodes `ep`; None when none can match."""
         if self.session_id is not None:
             return None  # observations span sessions; a session-only recall is about that session's facts
-        clauses, args = self._time_place_sql("COALESCE(ep.end_time, r.created_at)", "ep.platform",
-                                             "ep.thread_id")
-        clauses += ["r.analysis_type_id = ?", "r.output_text IS NOT NULL", "r.output_text != ''",
-                    # Observations are versioned by parent_id: only the newest version answers.
-                    "NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = r.id)"]
+        clauses, args = self._time_place_sql("COALESCE(ep.end_time, r.created_at)", "ep.platform", "ep.thread_id")
+        clauses += [
+            "r.analysis_type_id = ?",
+            "r.output_text IS NOT NULL",
+            "r.output_text != ''",
+            # Observations are versioned by parent_id: only the newest version answers.
+            "NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = r.id)",
+        ]
         args.append(OBSERVATION_TYPE)
         if self.entity_ids is not None:
             marks = db.placeholders(self.entity_ids) or "NULL"
@@ -186,9 +188,12 @@ class Filters:
     def _time_place_sql(self, as_of: str, platform: str | None, thread: str | None) -> tuple[list[str], list[Any]]:
         clauses: list[str] = []
         args: list[Any] = []
-        for clause, value in ((f"{as_of} >= ?", self.time_after), (f"{as_of} <= ?", self.time_before),
-                              (f"{platform} = ?", self.platform if platform else None),
-                              (f"{thread} = ?", self.thread_id if thread else None)):
+        for clause, value in (
+            (f"{as_of} >= ?", self.time_after),
+            (f"{as_of} <= ?", self.time_before),
+            (f"{platform} = ?", self.platform if platform else None),
+            (f"{thread} = ?", self.thread_id if thread else None),
+        ):
             if value is not None:
                 clauses.append(clause)
                 args.append(value)
@@ -360,11 +365,11 @@ def _resolve_entity_filter(conn: db.Connection, value: str) -> tuple[str, ...]:
 # --- strategies ----------------------------------------------------------------------------------
 
 
-def _run_strategies(ctx: _Context, plan: Budget, embedder: Embedder | None,
-                    timings: dict[str, float]) -> dict[str, list[Ranked]]:
+def _run_strategies(
+    ctx: _Context, plan: Budget, embedder: Embedder | None, timings: dict[str, float]
+) -> dict[str, list[Ranked]]:
     """Run the budget's strategies; returns strategy name -> its ranked lists."""
-    lists: dict[str, list[Ranked]] = {name: [] for name in ("semantic", "keyword", "entity", "causal",
-                                                            "recency")}
+    lists: dict[str, list[Ranked]] = {name: [] for name in ("semantic", "keyword", "entity", "causal", "recency")}
     strategies = set(plan.strategies)
     model = None
     if "semantic" in strategies:
@@ -400,23 +405,33 @@ def _run_strategies(ctx: _Context, plan: Budget, embedder: Embedder | None,
         with _timed(timings, "causal"):
             seeds = [_split_key(k)[1] for k, _ in _fuse(lists) if k.startswith("fact:")]
             lists["causal"].append(causal_search(ctx, seeds[:CAUSAL_SEEDS]))
-    if not any(any(ranked) for ranked in lists.values()) and _has_restriction(ctx.filters) \
-            and "fact" in ctx.types:
+    if not any(any(ranked) for ranked in lists.values()) and _has_restriction(ctx.filters) and "fact" in ctx.types:
         with _timed(timings, "recency"):
             lists["recency"].append(recency_search(ctx))
     return lists
 
 
 def _has_restriction(filters: Filters) -> bool:
-    return any(v is not None for v in (filters.time_after, filters.time_before, filters.platform,
-                                       filters.thread_id, filters.session_id, filters.entity_ids))
+    return any(
+        v is not None
+        for v in (
+            filters.time_after,
+            filters.time_before,
+            filters.platform,
+            filters.thread_id,
+            filters.session_id,
+            filters.entity_ids,
+        )
+    )
 
 
 def _fuse(lists: dict[str, list[Ranked]]) -> list[tuple[str, float]]:
     """Weighted RRF over every non-empty list, each weighted by its strategy."""
     named = [(name, ranked) for name, group in lists.items() for ranked in group if ranked]
-    return rrf_fuse([[key for key, _ in ranked] for _, ranked in named],
-                    weights=[STRATEGY_WEIGHTS.get(name, 1.0) for name, _ in named])
+    return rrf_fuse(
+        [[key for key, _ in ranked] for _, ranked in named],
+        weights=[STRATEGY_WEIGHTS.get(name, 1.0) for name, _ in named],
+    )
 
 
 def _semantic_model(ctx: _Context, embedder: Embedder | None) -> Embedder | None:
@@ -488,25 +503,49 @@ def _semantic_for_type(ctx: _Context, target_type: str) -> Ranked:
         if exact_ids is not None:
             return _exact_scores(vs, q, "fact", exact_ids, limit)
         where, args = f.fact_sql("f")
-        hits = vs.search(q, limit * SEMANTIC_OVERFETCH if _needs_post_filter(f) else limit + 16,
-                         target_type="fact", platform=f.platform, time_after=f.time_after,
-                         time_before=f.time_before, thread_id=f.thread_id)
+        hits = vs.search(
+            q,
+            limit * SEMANTIC_OVERFETCH if _needs_post_filter(f) else limit + 16,
+            target_type="fact",
+            platform=f.platform,
+            time_after=f.time_after,
+            time_before=f.time_before,
+            thread_id=f.thread_id,
+        )
         return _post_filter(ctx.conn, "fact", hits, "FROM facts f", "f.id", where, args, limit)
     if target_type == "observation":
         clause = f.observation_sql()
         if clause is None:
             return []
-        hits = vs.search(q, limit * SEMANTIC_OVERFETCH, target_type="observation", platform=f.platform,
-                         time_after=f.time_after, time_before=f.time_before, thread_id=f.thread_id)
-        return _post_filter(ctx.conn, "observation", hits,
-                            "FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id", "r.id",
-                            *clause, limit)
+        hits = vs.search(
+            q,
+            limit * SEMANTIC_OVERFETCH,
+            target_type="observation",
+            platform=f.platform,
+            time_after=f.time_after,
+            time_before=f.time_before,
+            thread_id=f.thread_id,
+        )
+        return _post_filter(
+            ctx.conn,
+            "observation",
+            hits,
+            "FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id",
+            "r.id",
+            *clause,
+            limit,
+        )
     if target_type == "mental_model":
         clause = f.mental_model_sql()
         if clause is None:
             return []
-        hits = vs.search(q, limit * SEMANTIC_OVERFETCH, target_type="mental_model",
-                         time_after=f.time_after, time_before=f.time_before)
+        hits = vs.search(
+            q,
+            limit * SEMANTIC_OVERFETCH,
+            target_type="mental_model",
+            time_after=f.time_after,
+            time_before=f.time_before,
+        )
         return _post_filter(ctx.conn, "mental_model", hits, "FROM mental_models m", "m.id", *clause, limit)
     where, args = f.entity_sql()
     hits = vs.search(q, limit * SEMANTIC_OVERFETCH, target_type="entity")
@@ -539,8 +578,16 @@ def _exact_scores(vs: VectorSearch, query: np.ndarray, target_type: str, ids: Se
     return [(_key(target_type, found[i]), float(scores[i])) for i in order]
 
 
-def _post_filter(conn: db.Connection, target_type: str, hits: list[tuple[str, float]], source: str,
-                 id_column: str, where: str, args: list[Any], limit: int) -> Ranked:
+def _post_filter(
+    conn: db.Connection,
+    target_type: str,
+    hits: list[tuple[str, float]],
+    source: str,
+    id_column: str,
+    where: str,
+    args: list[Any],
+    limit: int,
+) -> Ranked:
     """Keep the hits whose row in `source` passes `where`, in hit order, up to `limit`."""
     if not hits:
         return []
@@ -588,11 +635,18 @@ def _like_higher_layers(ctx: _Context, types: Sequence[str]) -> Ranked:
     hits_sql = " + ".join(["(lower({text}) LIKE ? ESCAPE '\\')"] * len(terms))
     patterns = [keyword.like_pattern(t) for t in terms]
     sources = {
-        "observation": ("r.id", "r.output_text",
-                        "FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id",
-                        ctx.filters.observation_sql()),
-        "mental_model": ("m.id", "(m.name || ': ' || m.description)", "FROM mental_models m",
-                         ctx.filters.mental_model_sql()),
+        "observation": (
+            "r.id",
+            "r.output_text",
+            "FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id",
+            ctx.filters.observation_sql(),
+        ),
+        "mental_model": (
+            "m.id",
+            "(m.name || ': ' || m.description)",
+            "FROM mental_models m",
+            ctx.filters.mental_model_sql(),
+        ),
     }
     for target_type in types:
         id_col, text_col, source, clause = sources[target_type]
@@ -618,8 +672,9 @@ def entity_search(ctx: _Context) -> list[Ranked]:
     if "entity" in ctx.types:
         where, args = f.entity_sql()
         marks = db.placeholders(named) or "NULL"
-        rows = conn.execute(f"SELECT n.id FROM entities n WHERE n.id IN ({marks}) AND {where}",
-                            [*named, *args]).fetchall()
+        rows = conn.execute(
+            f"SELECT n.id FROM entities n WHERE n.id IN ({marks}) AND {where}", [*named, *args]
+        ).fetchall()
         live = {r[0] for r in rows}
         lists.append([(_key("entity", e), 1.0) for e in named if e in live])
     return lists
@@ -648,8 +703,9 @@ def _entity_facts(ctx: _Context, entity_ids: Sequence[str]) -> Ranked:
     stems = {t[:5] for t in keyword.extract_terms(ctx.text)}
     # Busy entities count only when the query is about nothing but its entities ("Tyler?"), or when
     # the caller asked for them with the `entity` filter.
-    busy = ctx.busy - set(ctx.filters.entity_ids or ()) \
-        if terms_besides_names(ctx.conn, ctx.text, entity_ids) else set()
+    busy = (
+        ctx.busy - set(ctx.filters.entity_ids or ()) if terms_besides_names(ctx.conn, ctx.text, entity_ids) else set()
+    )
     for entity_id in (e for e in entity_ids if e not in busy):
         rows = ctx.conn.execute(
             f"""SELECT fe.fact_id, fe.as_of, f.text FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
@@ -690,16 +746,18 @@ def causal_search(ctx: _Context, seed_ids: Sequence[str]) -> Ranked:
 def recency_search(ctx: _Context) -> Ranked:
     """Latest facts passing the filters: the answer to a query that is only a date or an entity."""
     where, args = ctx.filters.fact_sql("f")
-    rows = ctx.conn.execute(f"SELECT f.id, f.as_of FROM facts f WHERE {where} ORDER BY f.as_of DESC LIMIT ?",
-                            [*args, ctx.limit]).fetchall()
+    rows = ctx.conn.execute(
+        f"SELECT f.id, f.as_of FROM facts f WHERE {where} ORDER BY f.as_of DESC LIMIT ?", [*args, ctx.limit]
+    ).fetchall()
     return [(_key("fact", r[0]), float(r[1])) for r in rows]
 
 
 # --- fusion and ordering -------------------------------------------------------------------------
 
 
-def _fuse_and_order(ctx: _Context, lists: dict[str, list[Ranked]], max_results: int,
-                    timings: dict[str, float]) -> tuple[dict[str, float], list[str]]:
+def _fuse_and_order(
+    ctx: _Context, lists: dict[str, list[Ranked]], max_results: int, timings: dict[str, float]
+) -> tuple[dict[str, float], list[str]]:
     """RRF over every list, qualifying higher-layer items first, MMR over the rest."""
     with _timed(timings, "fusion"):
         fused = dict(_fuse(lists))
@@ -722,8 +780,9 @@ def _qualifying_higher_layer(ctx: _Context, lists: dict[str, list[Ranked]], orde
             if not key.startswith(target_type + ":"):
                 continue
             sim = similarity.get(key)
-            if (sim is not None and sim >= HIGHER_LAYER_MIN_SIM) or \
-                    (ctx.query_vector is None and term_share.get(key, 0.0) >= 0.5):
+            if (sim is not None and sim >= HIGHER_LAYER_MIN_SIM) or (
+                ctx.query_vector is None and term_share.get(key, 0.0) >= 0.5
+            ):
                 good.append(key)
     return good
 
@@ -745,8 +804,9 @@ def _vectors_for(ctx: _Context, keys: Iterable[str]) -> dict[str, np.ndarray]:
 # --- results -------------------------------------------------------------------------------------
 
 
-def _materialize(ctx: _Context, order: list[str], fused: dict[str, float],
-                 lists: dict[str, list[Ranked]]) -> list[RecallResult]:
+def _materialize(
+    ctx: _Context, order: list[str], fused: dict[str, float], lists: dict[str, list[Ranked]]
+) -> list[RecallResult]:
     """Build RecallResults (text, provenance, ranks) with one batched query per table."""
     ranks, raw_scores = _ranks(lists)
     by_type: dict[str, list[str]] = {}
@@ -774,5 +834,3 @@ def _ranks(lists: dict[str, list[Ranked]]) -> tuple[dict[str, dict[str, int]], d
                     ranks[key][strategy] = rank
                     scores.setdefault(key, {})[strategy] = round(score, 6)
     return ranks, scores
-
-

@@ -17,8 +17,9 @@ RRF_K = 20
 MMR_LAMBDA = 0.7
 
 
-def rrf_fuse(ranked_lists: Sequence[Sequence[str]], k: int = RRF_K, *,
-             weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
+def rrf_fuse(
+    ranked_lists: Sequence[Sequence[str]], k: int = RRF_K, *, weights: Sequence[float] | None = None
+) -> list[tuple[str, float]]:
     """Fuse ranked id lists: score(id) = sum over lists of weight / (k + rank), rank 1-based.
 
     `weights` gives one weight per list (default 1 each). Ties keep the order in which ids were first

@@ -70,8 +70,7 @@ def match_expression(terms: Sequence[str]) -> str | None:
     return " OR ".join(quote(t) for t in terms) if terms else None
 
 
-def choose_terms(conn: db.Connection, fts_table: str, terms: Sequence[str],
-                 max_terms: int = MAX_TERMS) -> list[str]:
+def choose_terms(conn: db.Connection, fts_table: str, terms: Sequence[str], max_terms: int = MAX_TERMS) -> list[str]:
     """The rarest `max_terms` terms that occur at all in `fts_table` (original order kept).
 
     Document frequency comes from one capped probe per term through the table's own tokenizer

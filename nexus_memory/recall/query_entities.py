@@ -74,7 +74,7 @@ def _ngrams(text: str) -> dict[str, tuple[int, int]]:
     grams: dict[str, tuple[int, int]] = {}
     for size in (3, 2, 1):
         for i in range(len(words) - size + 1):
-            gram = " ".join(words[i:i + size])
+            gram = " ".join(words[i : i + size])
             key = identity.normalize(gram)
             if size == 1 and (key in keyword.STOPWORDS or len(key) < 2):
                 continue
@@ -107,17 +107,22 @@ def busy_entities(conn: db.Connection, entity_ids: Sequence[str]) -> set[str]:
             WHERE fe.entity_id IN ({db.placeholders(entity_ids)}) GROUP BY fe.entity_id""",
         [BUSY_SAMPLE, *entity_ids],
     ).fetchall()
-    return {entity_id for entity_id, count in links
-            if count >= BUSY_ENTITY_SHARE * sample and (sample >= BUSY_SAMPLE or count >= BUSY_ENTITY_MIN)}
+    return {
+        entity_id
+        for entity_id, count in links
+        if count >= BUSY_ENTITY_SHARE * sample and (sample >= BUSY_SAMPLE or count >= BUSY_ENTITY_MIN)
+    }
 
 
 def _names(conn: db.Connection, entity_ids: Sequence[str]) -> list[tuple[str, str, bool]]:
     """(name or alias, entity type, is_alias) of these entities."""
     marks = db.placeholders(entity_ids) or "NULL"
-    return conn.execute(f"""SELECT name, type, 0 FROM entities WHERE id IN ({marks})
+    return conn.execute(
+        f"""SELECT name, type, 0 FROM entities WHERE id IN ({marks})
                             UNION ALL SELECT a.alias, n.type, 1 FROM aliases a JOIN entities n ON n.id = a.entity_id
                             WHERE a.entity_id IN ({marks})""",
-                        [*entity_ids, *entity_ids]).fetchall()
+        [*entity_ids, *entity_ids],
+    ).fetchall()
 
 
 def terms_besides_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> bool:

@@ -47,21 +47,36 @@ def _load_facts(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult]:
         entities = _entities_of_facts(conn, part)
         rows = conn.execute(
             f"""SELECT id, text, as_of, source_event_id, platform, thread_id, session_id, metadata
-                FROM facts WHERE id IN ({db.placeholders(part)})""", part).fetchall()
+                FROM facts WHERE id IN ({db.placeholders(part)})""",
+            part,
+        ).fetchall()
         for r in rows:
             metadata = {"fact_metadata": _json(r["metadata"])}
-            results.append(RecallResult(
-                id=r["id"], type="fact", text=r["text"], score=0.0, as_of=r["as_of"],
-                source_event_ids=[r["source_event_id"]] if r["source_event_id"] else [],
-                entities=entities.get(r["id"], []), ranks={}, platform=r["platform"],
-                thread_id=r["thread_id"], session_id=r["session_id"], metadata=metadata))
+            results.append(
+                RecallResult(
+                    id=r["id"],
+                    type="fact",
+                    text=r["text"],
+                    score=0.0,
+                    as_of=r["as_of"],
+                    source_event_ids=[r["source_event_id"]] if r["source_event_id"] else [],
+                    entities=entities.get(r["id"], []),
+                    ranks={},
+                    platform=r["platform"],
+                    thread_id=r["thread_id"],
+                    session_id=r["session_id"],
+                    metadata=metadata,
+                )
+            )
     return results
 
 
 def _entities_of_facts(conn: db.Connection, fact_ids: Sequence[str]) -> dict[str, list[dict]]:
     rows = conn.execute(
         f"""SELECT fe.fact_id, e.id, e.name, e.type FROM fact_entities fe JOIN entities e ON e.id = fe.entity_id
-            WHERE fe.fact_id IN ({db.placeholders(fact_ids)}) ORDER BY fe.fact_id, e.name""", list(fact_ids)).fetchall()
+            WHERE fe.fact_id IN ({db.placeholders(fact_ids)}) ORDER BY fe.fact_id, e.name""",
+        list(fact_ids),
+    ).fetchall()
     out: dict[str, list[dict]] = {}
     for fact_id, entity_id, name, entity_type in rows:
         out.setdefault(fact_id, []).append({"id": entity_id, "name": name, "type": entity_type})
@@ -75,11 +90,15 @@ def _load_observations(conn: db.Connection, ids: Sequence[str]) -> list[RecallRe
             f"""SELECT r.id, r.output_text, r.is_stale, r.episode_id, COALESCE(ep.end_time, r.created_at) AS as_of,
                        ep.platform, ep.thread_id
                 FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id
-                WHERE r.id IN ({db.placeholders(part)})""", part).fetchall()
+                WHERE r.id IN ({db.placeholders(part)})""",
+            part,
+        ).fetchall()
         support = conn.execute(
             f"""SELECT o.analysis_run_id, f.id, f.source_event_id FROM observation_facts o
                 JOIN facts f ON f.id = o.fact_id WHERE o.analysis_run_id IN ({db.placeholders(part)})
-                ORDER BY f.as_of""", part).fetchall()
+                ORDER BY f.as_of""",
+            part,
+        ).fetchall()
         facts_of: dict[str, list[str]] = {}
         events_of: dict[str, list[str]] = {}
         for run_id, fact_id, event_id in support:
@@ -93,12 +112,23 @@ def _load_observations(conn: db.Connection, ids: Sequence[str]) -> list[RecallRe
             for fact_id in facts_of.get(r["id"], []):
                 for e in fact_entities.get(fact_id, []):
                     entities.setdefault(e["id"], e)
-            results.append(RecallResult(
-                id=r["id"], type="observation", text=r["output_text"], score=0.0, as_of=r["as_of"],
-                source_event_ids=events_of.get(r["id"], []), entities=list(entities.values()), ranks={},
-                platform=r["platform"], thread_id=r["thread_id"], session_id=None,
-                is_stale=bool(r["is_stale"]),
-                metadata={"episode_id": r["episode_id"], "fact_ids": facts_of.get(r["id"], [])}))
+            results.append(
+                RecallResult(
+                    id=r["id"],
+                    type="observation",
+                    text=r["output_text"],
+                    score=0.0,
+                    as_of=r["as_of"],
+                    source_event_ids=events_of.get(r["id"], []),
+                    entities=list(entities.values()),
+                    ranks={},
+                    platform=r["platform"],
+                    thread_id=r["thread_id"],
+                    session_id=None,
+                    is_stale=bool(r["is_stale"]),
+                    metadata={"episode_id": r["episode_id"], "fact_ids": facts_of.get(r["id"], [])},
+                )
+            )
     return results
 
 
@@ -109,15 +139,32 @@ def _load_mental_models(conn: db.Connection, ids: Sequence[str]) -> list[RecallR
             f"""SELECT m.id, m.name, m.description, m.subtype, m.entity_id, m.is_stale, m.updated_at,
                        e.name AS entity_name, e.type AS entity_type
                 FROM mental_models m LEFT JOIN entities e ON e.id = m.entity_id
-                WHERE m.id IN ({db.placeholders(part)})""", part).fetchall()
+                WHERE m.id IN ({db.placeholders(part)})""",
+            part,
+        ).fetchall()
         for r in rows:
-            entities = [{"id": r["entity_id"], "name": r["entity_name"], "type": r["entity_type"]}] \
-                if r["entity_id"] and r["entity_name"] else []
-            results.append(RecallResult(
-                id=r["id"], type="mental_model", text=f"{r['name']}: {r['description']}", score=0.0,
-                as_of=r["updated_at"], source_event_ids=[], entities=entities, ranks={}, platform=None,
-                thread_id=None, session_id=None, is_stale=bool(r["is_stale"]),
-                metadata={"name": r["name"], "subtype": r["subtype"]}))
+            entities = (
+                [{"id": r["entity_id"], "name": r["entity_name"], "type": r["entity_type"]}]
+                if r["entity_id"] and r["entity_name"]
+                else []
+            )
+            results.append(
+                RecallResult(
+                    id=r["id"],
+                    type="mental_model",
+                    text=f"{r['name']}: {r['description']}",
+                    score=0.0,
+                    as_of=r["updated_at"],
+                    source_event_ids=[],
+                    entities=entities,
+                    ranks={},
+                    platform=None,
+                    thread_id=None,
+                    session_id=None,
+                    is_stale=bool(r["is_stale"]),
+                    metadata={"name": r["name"], "subtype": r["subtype"]},
+                )
+            )
     return results
 
 
@@ -125,19 +172,34 @@ def _load_entities(conn: db.Connection, ids: Sequence[str]) -> list[RecallResult
     results: list[RecallResult] = []
     for part in db.chunked(ids):
         rows = conn.execute(
-            f"SELECT id, name, type, last_seen, mention_count FROM entities WHERE id IN ({db.placeholders(part)})",
-            part).fetchall()
+            f"SELECT id, name, type, last_seen, mention_count FROM entities WHERE id IN ({db.placeholders(part)})", part
+        ).fetchall()
         for r in rows:
-            results.append(RecallResult(
-                id=r["id"], type="entity", text=f"{r['name']} ({r['type']})", score=0.0, as_of=r["last_seen"],
-                source_event_ids=[], entities=[{"id": r["id"], "name": r["name"], "type": r["type"]}], ranks={},
-                platform=None, thread_id=None, session_id=None,
-                metadata={"mention_count": r["mention_count"]}))
+            results.append(
+                RecallResult(
+                    id=r["id"],
+                    type="entity",
+                    text=f"{r['name']} ({r['type']})",
+                    score=0.0,
+                    as_of=r["last_seen"],
+                    source_event_ids=[],
+                    entities=[{"id": r["id"], "name": r["name"], "type": r["type"]}],
+                    ranks={},
+                    platform=None,
+                    thread_id=None,
+                    session_id=None,
+                    metadata={"mention_count": r["mention_count"]},
+                )
+            )
     return results
 
 
-_LOADERS = {"fact": _load_facts, "observation": _load_observations, "mental_model": _load_mental_models,
-            "entity": _load_entities}
+_LOADERS = {
+    "fact": _load_facts,
+    "observation": _load_observations,
+    "mental_model": _load_mental_models,
+    "entity": _load_entities,
+}
 
 
 def _json(text: str | None) -> Any:
@@ -182,8 +244,10 @@ def touch_results(stores: Stores, results: Sequence[RecallResult]) -> None:
         with db.transaction(conn):
             for table, ids in by_table.items():
                 for part in db.chunked(ids):
-                    conn.execute(f"UPDATE {table} SET access_count = access_count + 1 "
-                                 f"WHERE id IN ({db.placeholders(part)})", part)
+                    conn.execute(
+                        f"UPDATE {table} SET access_count = access_count + 1 WHERE id IN ({db.placeholders(part)})",
+                        part,
+                    )
     except db.OperationalError as exc:
         log.info("access counts not updated: %s", exc)
     finally:

@@ -47,16 +47,37 @@ _WEEKDAY = r"(?P<weekday>" + _alternation(WEEKDAYS) + r")"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d|2100)"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
-_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-                 "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "a couple of": 2, "few": 3, "a few": 3}
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "couple of": 2,
+    "a couple of": 2,
+    "few": 3,
+    "a few": 3,
+}
 _N = r"(?P<n>\d{1,4}|" + _alternation(_NUMBER_WORDS) + ")"
 
 # Words before an expression that belong to it (removed from the cleaned query) or bound it.
 _PREFIX = r"(?:(?P<prefix>since|after|from|before|until|till|by|in|on|during)\s+)?"
 # prefix -> (time_after from, time_before from): which edge of the window each bound takes.
 _BOUNDS = {
-    "since": ("start", None), "from": ("start", None), "after": ("end", None),
-    "before": (None, "start"), "until": (None, "end"), "till": (None, "end"), "by": (None, "end"),
+    "since": ("start", None),
+    "from": ("start", None),
+    "after": ("end", None),
+    "before": (None, "start"),
+    "until": (None, "end"),
+    "till": (None, "end"),
+    "by": (None, "end"),
 }
 
 
@@ -73,8 +94,7 @@ def parse_time_window(
     query: str, reference_ms: int | None = None, *, tz: tzinfo = UTC
 ) -> tuple[int | None, int | None, str] | None:
     """(time_after, time_before, cleaned_query) for the date expressions in `query`, or None."""
-    reference = (datetime.now(tz) if reference_ms is None
-                 else datetime.fromtimestamp(reference_ms / 1000, tz))
+    reference = datetime.now(tz) if reference_ms is None else datetime.fromtimestamp(reference_ms / 1000, tz)
     taken = [False] * len(query)
     afters: list[datetime] = []
     befores: list[datetime] = []
@@ -126,6 +146,7 @@ def _remove_spans(query: str, spans: list[tuple[int, int]]) -> str:
 
 # -- window builders -------------------------------------------------------------------------------
 
+
 def _day_start(day: date, reference: datetime) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=reference.tzinfo)
 
@@ -142,8 +163,7 @@ def _month(year: int, month: int, reference: datetime, count: int = 1) -> _Windo
 
 
 def _year(year: int, reference: datetime, count: int = 1) -> _Window:
-    return _Window(datetime(year, 1, 1, tzinfo=reference.tzinfo),
-                   datetime(year + count, 1, 1, tzinfo=reference.tzinfo))
+    return _Window(datetime(year, 1, 1, tzinfo=reference.tzinfo), datetime(year + count, 1, 1, tzinfo=reference.tzinfo))
 
 
 def _shift_months(year: int, month: int, delta: int) -> tuple[int, int]:
@@ -231,8 +251,9 @@ def _iso_date(match: re.Match[str], reference: datetime) -> _Window:
 def _day_month_year(match: re.Match[str], reference: datetime) -> _Window:
     """A calendar day; without a year, the most recent such day not after the reference day."""
     word = match.group("month").lower()
-    explicit = match.group("year") or match.group("prefix") or re.search(r"\d(st|nd|rd|th)|\bof\b",
-                                                                          match.group(0), re.I)
+    explicit = (
+        match.group("year") or match.group("prefix") or re.search(r"\d(st|nd|rd|th)|\bof\b", match.group(0), re.I)
+    )
     if word in AMBIGUOUS_MONTHS and not explicit:
         raise ValueError("'2 may', 'march 3': a verb, not a month")
     month, number = MONTHS[word], int(match.group("day"))
@@ -266,20 +287,25 @@ def _rule(pattern: str) -> re.Pattern[str]:
 # Most specific first: text read by one rule is not read again by a later one.
 _RULES = [
     (_rule(r"(?:the\s+)?" + _YEAR + r"-(?P<m>[01]?\d)-" + r"(?P<day>[0-3]?\d)"), _iso_date),
-    (_rule(r"(?:the\s+)?" + _DAY + r"(?:\s+of)?\s+" + _MONTH + r"(?:,?\s+" + _YEAR + r")?"),
-     _day_month_year),
+    (_rule(r"(?:the\s+)?" + _DAY + r"(?:\s+of)?\s+" + _MONTH + r"(?:,?\s+" + _YEAR + r")?"), _day_month_year),
     (_rule(_MONTH + r"\s+" + _DAY + r"(?:,?\s+" + _YEAR + r")?"), _day_month_year),
     (_rule(_MONTH + r",?\s+(?:of\s+)?" + _YEAR), _month_year),
     (_rule(r"(?:the\s+)?(?:past|last)\s+" + _N + r"\s+" + _UNIT), _last_n),
     (_rule(r"(?:the\s+)?past\s+" + _UNIT), _last_n),
     (_rule(_N + r"\s+" + _UNIT + r"\s+ago"), _ago),
     (_rule(r"(?P<which>this|last|previous)\s+(?P<unit>week|month|year)"), _relative_period),
-    (_rule(r"(?P<word>today|tonight|yesterday|last\s+night|this\s+(?:morning|afternoon|evening))"),
-     _named_day),
+    (_rule(r"(?P<word>today|tonight|yesterday|last\s+night|this\s+(?:morning|afternoon|evening))"), _named_day),
     (_rule(r"(?:last|this|past)\s+" + _WEEKDAY), _weekday),
-    (re.compile(r"(?<![\w-])(?P<prefix>on|since|after|before|until|by)\s+" + _WEEKDAY + r"(?![\w-])",
-                re.IGNORECASE), _weekday),
-    (re.compile(r"(?<![\w-])(?P<prefix>in|during|since|after|before|until|by)\s+" + _FULL_MONTH
-                + r"(?![\w-])", re.IGNORECASE), _bare_month),
+    (
+        re.compile(r"(?<![\w-])(?P<prefix>on|since|after|before|until|by)\s+" + _WEEKDAY + r"(?![\w-])", re.IGNORECASE),
+        _weekday,
+    ),
+    (
+        re.compile(
+            r"(?<![\w-])(?P<prefix>in|during|since|after|before|until|by)\s+" + _FULL_MONTH + r"(?![\w-])",
+            re.IGNORECASE,
+        ),
+        _bare_month,
+    ),
     (_rule(_YEAR), _bare_year),
 ]

@@ -32,26 +32,173 @@ from nexus_memory.writer.offline import extract
 CONTEXT_TURNS = 10  # earlier turns handed to `extract` as context (who "you" is, known names)
 
 # "1:56 pm on 8 May, 2023"
-SESSION_DATE_RE = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})",
-                             re.IGNORECASE)
+SESSION_DATE_RE = re.compile(
+    r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})", re.IGNORECASE
+)
 # A session list key: "session_12".
 SESSION_KEY_RE = re.compile(r"^session_(\d+)$")
 # One dia_id inside a possibly malformed evidence string ("D8:6; D9:17", "D:3:5").
 DIA_ID_RE = re.compile(r"D:?(\d+):(\d+)")
 # Tokens for the overlap F1.
 TOKEN_RE = re.compile(r"[a-z0-9]+")
-MONTHS = {m: i for i, m in enumerate(["january", "february", "march", "april", "may", "june", "july", "august",
-                                      "september", "october", "november", "december"], start=1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
 # Stopwords removed before the overlap F1 (a common English list).
-STOPWORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below between
-both but by can could did do does doing down during each few for from further had has have having he her
-here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
-now of off on once only or other our ours ourselves out over own same she should so some such than that the
-their theirs them themselves then there these they this those through to too under until up very was we
-were what when where which while who whom why will with would you your yours yourself yourselves s t d ll
-m re ve
-""".split())  # noqa: SIM905 - a word list reads better as text
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "re",
+        "ve",
+    ]
+)
 
 
 def parse_session_date(text: str) -> datetime | None:
@@ -91,8 +238,9 @@ def conversation_sessions(sample: dict[str, Any]) -> list[list[Event]]:
     dialogue = sample["conversation"]
     sample_id = str(sample["sample_id"])
     speakers = (dialogue.get("speaker_a"), dialogue.get("speaker_b"))
-    numbers = sorted(int(m.group(1)) for key in dialogue if (m := SESSION_KEY_RE.match(key))
-                     and isinstance(dialogue[key], list))
+    numbers = sorted(
+        int(m.group(1)) for key in dialogue if (m := SESSION_KEY_RE.match(key)) and isinstance(dialogue[key], list)
+    )
     sessions: list[list[Event]] = []
     for number in numbers:
         start = parse_session_date(dialogue.get(f"session_{number}_date_time", ""))
@@ -102,12 +250,21 @@ def conversation_sessions(sample: dict[str, Any]) -> list[list[Event]]:
         for index, turn in enumerate(dialogue[f"session_{number}"]):
             speaker = str(turn.get("speaker"))
             peer = speakers[1] if speaker == speakers[0] else speakers[0]
-            events.append(Event(
-                id=f"{sample_id}:{turn['dia_id']}", platform="locomo", sender_id=speaker, sender_name=speaker,
-                content=turn_content(turn), as_of=int((start + timedelta(seconds=index)).timestamp() * 1000),
-                peer_id=peer, peer_kind="dm", thread_id=sample_id, session_id=f"{sample_id}:session_{number}",
-                metadata={"dia_id": turn["dia_id"]},
-            ))
+            events.append(
+                Event(
+                    id=f"{sample_id}:{turn['dia_id']}",
+                    platform="locomo",
+                    sender_id=speaker,
+                    sender_name=speaker,
+                    content=turn_content(turn),
+                    as_of=int((start + timedelta(seconds=index)).timestamp() * 1000),
+                    peer_id=peer,
+                    peer_kind="dm",
+                    thread_id=sample_id,
+                    session_id=f"{sample_id}:session_{number}",
+                    metadata={"dia_id": turn["dia_id"]},
+                )
+            )
         sessions.append(events)
     return sessions
 

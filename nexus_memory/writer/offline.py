@@ -112,11 +112,13 @@ URL_RE = re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+", re.IGNORECASE)
 # An @handle that is not part of an email address.
 HANDLE_RE = re.compile(r"(?<![\w.@])@[A-Za-z0-9_][A-Za-z0-9_.]{1,30}(?<!\.)")
 # A shared photo as importers write it: "[shares a photo: a photo of a dog ...]".
-PHOTO_RE = re.compile(r"\[\s*shares?\s+(?:an?\s+)?(?:photo|image|picture)\s*:\s*(?P<caption>[^\]]+)\]",
-                      re.IGNORECASE)
+PHOTO_RE = re.compile(r"\[\s*shares?\s+(?:an?\s+)?(?:photo|image|picture)\s*:\s*(?P<caption>[^\]]+)\]", re.IGNORECASE)
 # The "a photo of" / "a photography of" head of an image caption.
-CAPTION_HEAD_RE = re.compile(r"^(?:an?\s+)?(?:photo|photograph|photography|picture|image|close up)"
-                             r"\s+of\s+", re.IGNORECASE)
+CAPTION_HEAD_RE = re.compile(
+    r"^(?:an?\s+)?(?:photo|photograph|photography|picture|image|close up)"
+    r"\s+of\s+",
+    re.IGNORECASE,
+)
 # Emoji and pictographs (noise for BM25 and embeddings; a message of only these is chatter).
 EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d\u20e3]+")
 # Candidate sentence boundaries: after . ! ? or an ellipsis, or at a line break.
@@ -140,20 +142,28 @@ INTERJECTION_RE = re.compile(
     re.IGNORECASE,
 )
 # Discourse openers that carry no content: "I gotta say, ...", "Honestly, ...", "To be honest, ...".
-DISCOURSE_RE = re.compile(r"^(?:i\s+(?:gotta|have\s+to|must|got\s+to|have\s+got\s+to)\s+say|honestly|to\s+be\s+honest|"
-                          r"tbh|i\s+mean|you\s+know|btw|by\s+the\s+way|anyway|anyways|plus|also|and|but)\b"
-                          r"\s*,?\s*", re.IGNORECASE)
+DISCOURSE_RE = re.compile(
+    r"^(?:i\s+(?:gotta|have\s+to|must|got\s+to|have\s+got\s+to)\s+say|honestly|to\s+be\s+honest|"
+    r"tbh|i\s+mean|you\s+know|btw|by\s+the\s+way|anyway|anyways|plus|also|and|but)\b"
+    r"\s*,?\s*",
+    re.IGNORECASE,
+)
 # Gratitude with a reason: "Thanks for the tip" -> "I am grateful to you for the tip" (resolvable).
-THANKS_FOR_RE = re.compile(r"^(?:thanks|thank\s+you)(?:\s+so\s+much|\s+a\s+lot|\s+again)?(?:,\s*[A-Z][a-z]+,?)?"
-                           r"\s+for\s+", re.IGNORECASE)
+THANKS_FOR_RE = re.compile(
+    r"^(?:thanks|thank\s+you)(?:\s+so\s+much|\s+a\s+lot|\s+again)?(?:,\s*[A-Z][a-z]+,?)?"
+    r"\s+for\s+",
+    re.IGNORECASE,
+)
 # Sentence-initial words of a sentence whose subject (the speaker) was dropped: "Went hiking today".
 # Short reactions to what the other person said: "That sounds rough.", "That must've been fun."
 REACTION_RE = re.compile(r"^(?:that|that's|this|this is|sounds|it sounds|what an?|how|must|such an?)\b", re.IGNORECASE)
 REACTION_MAX_WORDS = 5  # a reaction opener with at most this many words is chatter
 # A greeting with an optional name and nothing else: "Hey Mel!", "Hi there,", "Good morning, Sam."
-GREETING_RE = re.compile(r"^(?:hey|hi|hiya|hello|yo|dear|morning|good (?:morning|afternoon|evening)|"
-                         r"greetings)(?:\s+(?:there|guys|all|everyone|[A-Z][a-z]+))?(?:\s*[,!.\u2026:-]+\s*|\s*$)",
-                         re.IGNORECASE)
+GREETING_RE = re.compile(
+    r"^(?:hey|hi|hiya|hello|yo|dear|morning|good (?:morning|afternoon|evening)|"
+    r"greetings)(?:\s+(?:there|guys|all|everyone|[A-Z][a-z]+))?(?:\s*[,!.\u2026:-]+\s*|\s*$)",
+    re.IGNORECASE,
+)
 # Whole sentences that are pleasantries, whatever their words.
 PLEASANTRY_RE = re.compile(
     r"^(?:have an? (?:great|good|nice|wonderful|fun|lovely) (?:day|night|weekend|time|one|trip)|"
@@ -210,13 +220,22 @@ DATE_MY_RE = re.compile(
     r"\s+(?P<y>\d{4})\b"
 )
 # Relative time phrases that can be pinned to a date from the event time.
-RELATIVE_DAY_RE = re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b|\byesterday\b|\btomorrow\b|"
-                             r"\btoday\b|\btonight\b|\bthis\s+(?:morning|afternoon|evening)\b"
-                             r"|\blast\s+night\b", re.IGNORECASE)
-RELATIVE_PERIOD_RE = re.compile(r"\b(?P<which>last|next|this|past)\s+(?P<unit>week|weekend|month|year|summer|"
-                                r"winter|spring|fall|autumn)\b", re.IGNORECASE)
-RELATIVE_WEEKDAY_RE = re.compile(r"\b(?P<which>last|next|this|on|past)\s+(?P<day>monday|tuesday|wednesday|"
-                                 r"thursday|friday|saturday|sunday)\b", re.IGNORECASE)
+RELATIVE_DAY_RE = re.compile(
+    r"\b(?:the\s+)?day\s+before\s+yesterday\b|\byesterday\b|\btomorrow\b|"
+    r"\btoday\b|\btonight\b|\bthis\s+(?:morning|afternoon|evening)\b"
+    r"|\blast\s+night\b",
+    re.IGNORECASE,
+)
+RELATIVE_PERIOD_RE = re.compile(
+    r"\b(?P<which>last|next|this|past)\s+(?P<unit>week|weekend|month|year|summer|"
+    r"winter|spring|fall|autumn)\b",
+    re.IGNORECASE,
+)
+RELATIVE_WEEKDAY_RE = re.compile(
+    r"\b(?P<which>last|next|this|on|past)\s+(?P<day>monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday)\b",
+    re.IGNORECASE,
+)
 RELATIVE_AGO_RE = re.compile(
     r"\b(?P<n>a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|a couple|few|"
     r"several|\d{1,2})\s+(?P<unit>day|week|month|year)s?\s+ago\b",
@@ -228,8 +247,13 @@ ANNOTATION_RE = re.compile(r"\s*\((?:on|in|around|the week|the weekend|a few)[^(
 # Causal cues inside a sentence: (regex, cause side, strength). "left"/"right" say which side is the cause.
 CAUSAL_INFIX: tuple[tuple[re.Pattern[str], str, float], ...] = (
     (re.compile(r",?\s+because\s+(?!of\b)", re.IGNORECASE), "right", 0.85),
-    (re.compile(r",?\s+(?:which|and this|and that|this|that)\s+(?:has\s+|have\s+)?(?:led|leads)\s+to\s+",
-                re.IGNORECASE), "left", 0.75),
+    (
+        re.compile(
+            r",?\s+(?:which|and this|and that|this|that)\s+(?:has\s+|have\s+)?(?:led|leads)\s+to\s+", re.IGNORECASE
+        ),
+        "left",
+        0.75,
+    ),
     (re.compile(r"\s+(?:has\s+|have\s+|had\s+)?(?:led|leads)\s+to\s+", re.IGNORECASE), "left", 0.75),
     (re.compile(r"\s+(?:resulted|results)\s+in\s+", re.IGNORECASE), "left", 0.75),
     (re.compile(r",?\s+due\s+to\s+", re.IGNORECASE), "right", 0.8),
@@ -242,37 +266,73 @@ CAUSAL_INFIX: tuple[tuple[re.Pattern[str], str, float], ...] = (
 # Causal cues at sentence start: "Because X, Y" / "Since X, Y" (cause first, then effect).
 CAUSAL_PREFIX: tuple[tuple[re.Pattern[str], float], ...] = (
     (re.compile(r"^because\s+(?P<cause>[^,]+),\s+(?P<effect>.+)$", re.IGNORECASE), 0.85),
-    (re.compile(r"^since\s+(?P<cause>(?!\d|last\b|then\b|yesterday\b|childhood\b|high school\b|college\b|"
-                r"the\s+(?:day|time|beginning|start|age)\b)[^,]+),\s+(?P<effect>.+)$", re.IGNORECASE), 0.6),
+    (
+        re.compile(
+            r"^since\s+(?P<cause>(?!\d|last\b|then\b|yesterday\b|childhood\b|high school\b|college\b|"
+            r"the\s+(?:day|time|beginning|start|age)\b)[^,]+),\s+(?P<effect>.+)$",
+            re.IGNORECASE,
+        ),
+        0.6,
+    ),
 )
 # Sentence-initial links to the previous sentence: "As a result, Y" means previous -> Y.
-CAUSAL_LINK_PREV = re.compile(r"^(?:as\s+a\s+result|therefore|because\s+of\s+(?:this|that)|that's\s+why|"
-                              r"this\s+is\s+why|thanks\s+to\s+(?:this|that))\s*,?\s+", re.IGNORECASE)
+CAUSAL_LINK_PREV = re.compile(
+    r"^(?:as\s+a\s+result|therefore|because\s+of\s+(?:this|that)|that's\s+why|"
+    r"this\s+is\s+why|thanks\s+to\s+(?:this|that))\s*,?\s+",
+    re.IGNORECASE,
+)
 
 # Derived kinds by cue, tried in this order (the first that matches wins).
 KIND_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("correction", re.compile(r"^(?:actually|correction|to clarify|i meant|sorry,? i meant|let me correct)\b"
-                              r"[,:]?|\bnot\s+(?!just\b|only\b|simply\b|merely\b|that\b)[^,.]{1,40},\s*"
-                              r"(?:it['\u2019]s|it is|it was)\s+|"
-                              r"\bi\s+(?:was\s+)?(?:wrong|mistaken)\b", re.IGNORECASE)),
-    ("decision", re.compile(r"\b(?:we|i)\s+(?:have\s+|'ve\s+|\u2019ve\s+|finally\s+|just\s+)?decided\b|"
-                            r"\bdecided\s+to\b|\blet['\u2019]?s\s+go\s+with\b|"
-                            r"\bwe(?:['\u2019]re| are)\s+going\s+with\b|"
-                            r"\b(?:we|i)\s+(?:chose|agreed|settled on|made the decision)\b|\bdecision\s+is\b",
-                            re.IGNORECASE)),
-    ("commitment", re.compile(r"\blet['\u2019]?s\s+meet\b|\bi\s+promise\b|\bsee\s+you\s+(?:at|on|there|tomorrow|"
-                              r"next)\b|\bi['\u2019]ll\s+be\s+there\b|\bwe['\u2019]ll\s+meet\b|\bmeet\s+you\s+(?:at|on)\b|"
-                              r"\bi\s+(?:swear|guarantee)\b|\bcount\s+on\s+me\b|\bi\s+give\s+you\s+my\s+word\b",
-                              re.IGNORECASE)),
-    ("action_item", re.compile(r"\bi['\u2019]ll\s+(?!be\s+(?:happy|glad|there)\b)\w+|\bi\s+will\s+\w+|"
-                               r"\bto-?do\b|\bi\s+(?:need|have|got)\s+to\b|\bi\s+must\b|^(?:please\s+)?remind\s+me\s+to\b|"
-                               r"\bi['\u2019]m\s+going\s+to\s+\w+|\bi\s+plan\s+to\b|\bi['\u2019]m\s+planning\s+to\b",
-                               re.IGNORECASE)),
-    ("preference_stated", re.compile(r"\bi\s+(?:really\s+|absolutely\s+|just\s+|totally\s+|also\s+)?"
-                                     r"(?:prefer|love|hate|like|enjoy|adore|dislike|can['\u2019]t stand|"
-                                     r"don['\u2019]t like)\s+(?!it\b|that\b|this\b|you\b|hearing\b|seeing\b|how\b|"
-                                     r"to hear\b|when\b|what\b)|\bmy\s+(?:all-time\s+|absolute\s+)?favou?rite\b|"
-                                     r"\bi['\u2019]m\s+(?:a\s+)?(?:big\s+)?fan\s+of\b", re.IGNORECASE)),
+    (
+        "correction",
+        re.compile(
+            r"^(?:actually|correction|to clarify|i meant|sorry,? i meant|let me correct)\b"
+            r"[,:]?|\bnot\s+(?!just\b|only\b|simply\b|merely\b|that\b)[^,.]{1,40},\s*"
+            r"(?:it['\u2019]s|it is|it was)\s+|"
+            r"\bi\s+(?:was\s+)?(?:wrong|mistaken)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "decision",
+        re.compile(
+            r"\b(?:we|i)\s+(?:have\s+|'ve\s+|\u2019ve\s+|finally\s+|just\s+)?decided\b|"
+            r"\bdecided\s+to\b|\blet['\u2019]?s\s+go\s+with\b|"
+            r"\bwe(?:['\u2019]re| are)\s+going\s+with\b|"
+            r"\b(?:we|i)\s+(?:chose|agreed|settled on|made the decision)\b|\bdecision\s+is\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "commitment",
+        re.compile(
+            r"\blet['\u2019]?s\s+meet\b|\bi\s+promise\b|\bsee\s+you\s+(?:at|on|there|tomorrow|"
+            r"next)\b|\bi['\u2019]ll\s+be\s+there\b|\bwe['\u2019]ll\s+meet\b|\bmeet\s+you\s+(?:at|on)\b|"
+            r"\bi\s+(?:swear|guarantee)\b|\bcount\s+on\s+me\b|\bi\s+give\s+you\s+my\s+word\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "action_item",
+        re.compile(
+            r"\bi['\u2019]ll\s+(?!be\s+(?:happy|glad|there)\b)\w+|\bi\s+will\s+\w+|"
+            r"\bto-?do\b|\bi\s+(?:need|have|got)\s+to\b|\bi\s+must\b|^(?:please\s+)?remind\s+me\s+to\b|"
+            r"\bi['\u2019]m\s+going\s+to\s+\w+|\bi\s+plan\s+to\b|\bi['\u2019]m\s+planning\s+to\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "preference_stated",
+        re.compile(
+            r"\bi\s+(?:really\s+|absolutely\s+|just\s+|totally\s+|also\s+)?"
+            r"(?:prefer|love|hate|like|enjoy|adore|dislike|can['\u2019]t stand|"
+            r"don['\u2019]t like)\s+(?!it\b|that\b|this\b|you\b|hearing\b|seeing\b|how\b|"
+            r"to hear\b|when\b|what\b)|\bmy\s+(?:all-time\s+|absolute\s+)?favou?rite\b|"
+            r"\bi['\u2019]m\s+(?:a\s+)?(?:big\s+)?fan\s+of\b",
+            re.IGNORECASE,
+        ),
+    ),
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -285,20 +345,101 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-MONTHS = {name: i for i, name in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"], start=1)}
-MONTH_ABBR = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
-              "oct": 10, "nov": 11, "dec": 12}
-MONTH_NAMES = ["", "January", "February", "March", "April", "May", "June", "July", "August", "September",
-               "October", "November", "December"]
+MONTHS = {
+    name: i
+    for i, name in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
+MONTH_ABBR = {
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "sept": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
+}
+MONTH_NAMES = [
+    "",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-                "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a couple": 2}
+NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a couple of": 2,
+    "a couple": 2,
+}
 
 # Words that end a sentence with a period without ending the sentence.
-ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "vs", "etc", "e.g", "i.e", "inc",
-                           "co", "ltd", "no", "approx", "dept", "mt", "ave", "u.s", "a.m", "p.m"})
+ABBREVIATIONS = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "st",
+        "jr",
+        "sr",
+        "prof",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "inc",
+        "co",
+        "ltd",
+        "no",
+        "approx",
+        "dept",
+        "mt",
+        "ave",
+        "u.s",
+        "a.m",
+        "p.m",
+    }
+)
 
 # Function words; used for the chatter test and the "said" prefix decision.
 STOPWORDS = _words("""
@@ -363,9 +504,11 @@ everyone everything someone something nobody nothing people
 """)
 
 # Words that open a question ("What ...", "Did you ...", "Can I ..."): such a sentence states nothing.
-QUESTION_OPENERS = _words("what how why where when who whom whose which do does did is are was were can could "
-                          "would will should shall have has had any anything anyone am isn't aren't don't "
-                          "didn't doesn't won't")
+QUESTION_OPENERS = _words(
+    "what how why where when who whom whose which do does did is are was were can could "
+    "would will should shall have has had any anything anyone am isn't aren't don't "
+    "didn't doesn't won't"
+)
 # Personal pronouns that are always subjects: the word after one is taken as a verb.
 SUBJECT_PRONOUNS = _words("i we you they he she")
 # Auxiliary and very common verbs (in any person) that mark a clause.
@@ -403,18 +546,34 @@ learned learnt spent adopted painted signed moved picked baked cooked ran won lo
 love loved hope wish need want appreciate think guess miss plan can't cannot couldn't gotta just recently
 """)
 # Sentence-initial adjectives of a dropped "I'm" ("Excited to start", "So glad you came").
-SUBJECT_DROP_ADJECTIVES = _words("excited thrilled glad happy proud stoked sorry grateful thankful lucky "
-                                 "blessed nervous worried curious busy tired")
+SUBJECT_DROP_ADJECTIVES = _words(
+    "excited thrilled glad happy proud stoked sorry grateful thankful lucky blessed nervous worried curious busy tired"
+)
 # Words after I/you that must not take an -s: present-and-past forms and colloquial auxiliaries.
-NO_AGREEMENT = _words("read put set let hit cut quit hurt cost spread shut kinda sorta gonna wanna gotta "
-                      "ought used might must may shall should could would can will sooner rather "
-                      "yesterday today tomorrow")
+NO_AGREEMENT = _words(
+    "read put set let hit cut quit hurt cost spread shut kinda sorta gonna wanna gotta "
+    "ought used might must may shall should could would can will sooner rather "
+    "yesterday today tomorrow"
+)
 # Adverbs that may sit between the subject and its verb ("I really love").
-ADVERBS = _words("really also just still always usually often never definitely totally actually "
-                 "sometimes truly absolutely even already")
+ADVERBS = _words(
+    "really also just still always usually often never definitely totally actually "
+    "sometimes truly absolutely even already"
+)
 # A third-person form for the few irregular verbs after a resolved subject.
-THIRD_PERSON = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't",
-                "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't", "go": "goes", "'m": "is"}
+THIRD_PERSON = {
+    "am": "is",
+    "are": "is",
+    "were": "was",
+    "have": "has",
+    "do": "does",
+    "don't": "doesn't",
+    "haven't": "hasn't",
+    "aren't": "isn't",
+    "weren't": "wasn't",
+    "go": "goes",
+    "'m": "is",
+}
 # Contractions after I/you rewritten for a named subject.
 CONTRACTIONS = {"'m": " is", "'re": " is", "'ve": " has", "'ll": " will", "'d": " would", "'s": " is"}
 
@@ -530,8 +689,7 @@ class _NameBook:
 
     def name_of(self, sender_id: str) -> str:
         """Best known name for a sender id."""
-        return (self.learned.get(sender_id) or self.given.get(sender_id) or self.display.get(sender_id)
-                or sender_id)
+        return self.learned.get(sender_id) or self.given.get(sender_id) or self.display.get(sender_id) or sender_id
 
     def has(self, sender_id: str) -> bool:
         """True when the id is a sender we have a name for (not just a raw channel id)."""
@@ -539,8 +697,11 @@ class _NameBook:
 
     def peer_of(self, event: Event, previous_sender: str | None) -> str | None:
         """Who "you" is: the named peer_id, else (in a DM or unknown kind) the previous other speaker."""
-        if (event.peer_id and event.peer_id != event.sender_id
-                and (self.has(event.peer_id) or event.peer_kind in (None, "dm"))):
+        if (
+            event.peer_id
+            and event.peer_id != event.sender_id
+            and (self.has(event.peer_id) or event.peer_kind in (None, "dm"))
+        ):
             return self.name_of(event.peer_id)
         if event.peer_kind in (None, "dm") and previous_sender and previous_sender != event.sender_id:
             return self.name_of(previous_sender)
@@ -551,8 +712,11 @@ class _NameBook:
         if word in self.known or word in self.first_tokens:
             return True
         # A nickname that starts a known first name ("Mel" for "Melanie").
-        return len(word) >= 3 and word[:1].isupper() and any(
-            first.startswith(word) and first != word for first in self.first_tokens)
+        return (
+            len(word) >= 3
+            and word[:1].isupper()
+            and any(first.startswith(word) and first != word for first in self.first_tokens)
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -630,17 +794,15 @@ def _split_statement(sentence: str, speaker: str) -> _Split:
     """A sentence as statements: a causal pair, else compound clauses; plus a causal link backwards."""
     link_strength = 0.0
     link = CAUSAL_LINK_PREV.match(sentence)
-    if link and has_verb(sentence[link.end():]):
+    if link and has_verb(sentence[link.end() :]):
         link_strength = 0.7
-        sentence = _capitalise(sentence[link.end():])
+        sentence = _capitalise(sentence[link.end() :])
     pair = split_causal(sentence)
     if pair:
         cause, effect, strength, cause_first = pair
         if cause_first:
-            return _Split([_Statement(cause, speaker), _Statement(effect, speaker)], [(0, 1, strength)],
-                          link_strength)
-        return _Split([_Statement(effect, speaker), _Statement(cause, speaker)], [(1, 0, strength)],
-                      link_strength)
+            return _Split([_Statement(cause, speaker), _Statement(effect, speaker)], [(0, 1, strength)], link_strength)
+        return _Split([_Statement(effect, speaker), _Statement(cause, speaker)], [(1, 0, strength)], link_strength)
     return _Split([_Statement(clause, speaker) for clause in split_compound(sentence)], [], link_strength)
 
 
@@ -659,8 +821,11 @@ def is_ephemeral(content: str, names: _NameBook | None = None) -> bool:
         return True
     if " ".join(words) in CHATTER or all(w in CHATTER for w in words):
         return True
-    content_words = [w for w in words if w not in STOPWORDS and w not in FILLER_WORDS
-                     and not (names and names.is_known(w.capitalize()))]
+    content_words = [
+        w
+        for w in words
+        if w not in STOPWORDS and w not in FILLER_WORDS and not (names and names.is_known(w.capitalize()))
+    ]
     return not content_words and len(words) <= 6
 
 
@@ -704,14 +869,20 @@ def clean_sentence(sentence: str, names: _NameBook | None = None) -> str:
         text = GREETING_RE.sub("", text, count=1).strip()
         text = DISCOURSE_RE.sub("", text, count=1).strip()
         vocative = re.match(r"^(?:([A-Za-z]+)\s+)?([A-Z][a-z]+)\s*[,!]+\s*", text)
-        if (vocative and names and names.is_known(vocative.group(2))
-                and (vocative.group(1) is None or vocative.group(1).lower() in FILLER_WORDS)):
-            text = text[vocative.end():]  # "Caroline, ..." / "Yeah Jon, ..."
+        if (
+            vocative
+            and names
+            and names.is_known(vocative.group(2))
+            and (vocative.group(1) is None or vocative.group(1).lower() in FILLER_WORDS)
+        ):
+            text = text[vocative.end() :]  # "Caroline, ..." / "Yeah Jon, ..."
         if text == before:
             break
-    text = re.sub(r",\s*[A-Z][a-z]+\s*([.!\u2026]*)$",
-                  lambda m: m.group(1) if names and names.is_known(m.group(0).strip(",.!\u2026 ")) else m.group(0),
-                  text)
+    text = re.sub(
+        r",\s*[A-Z][a-z]+\s*([.!\u2026]*)$",
+        lambda m: m.group(1) if names and names.is_known(m.group(0).strip(",.!\u2026 ")) else m.group(0),
+        text,
+    )
     text = THANKS_FOR_RE.sub("I am grateful to you for ", text, count=1)
     text = re.sub(r"!+", ".", text).strip(" ,;:-")
     text = re.sub(r"\.{2,}|\u2026", ".", text)
@@ -742,11 +913,20 @@ def is_informative(sentence: str, names: _NameBook | None = None) -> bool:
     words = [w.lower() for w in WORD_RE.findall(sentence)]
     if len(words) < 2:
         return False  # "Mel." / "Congrats." say nothing on their own
-    if (len(words) <= REACTION_MAX_WORDS and REACTION_RE.match(sentence)
-            and not re.search(r"\d|(?<!^)\b[A-Z]", sentence)):
+    if (
+        len(words) <= REACTION_MAX_WORDS
+        and REACTION_RE.match(sentence)
+        and not re.search(r"\d|(?<!^)\b[A-Z]", sentence)
+    ):
         return False  # "That sounds rough." (but not "That picture is from MinaLima.")
-    content = [w for w in words if w not in STOPWORDS and w not in FILLER_WORDS and len(w) > 1
-               and not (names and names.is_known(w.capitalize()))]
+    content = [
+        w
+        for w in words
+        if w not in STOPWORDS
+        and w not in FILLER_WORDS
+        and len(w) > 1
+        and not (names and names.is_known(w.capitalize()))
+    ]
     return bool(content)
 
 
@@ -764,7 +944,7 @@ def supply_subject(sentence: str) -> str:
         return f"I {sentence[:1].lower()}{sentence[1:]}"
     if first in SUBJECT_DROP_ADJECTIVES or (first in ("so", "really", "very") and second in SUBJECT_DROP_ADJECTIVES):
         return f"I'm {sentence[:1].lower()}{sentence[1:]}"
-    if first.endswith("ing") and len(first) > 5 and not has_verb(sentence[len(first):]):
+    if first.endswith("ing") and len(first) > 5 and not has_verb(sentence[len(first) :]):
         # "Planning a trip there." has no other verb, so "planning" is not a gerund subject.
         return f"I'm {sentence[:1].lower()}{sentence[1:]}"
     return sentence
@@ -808,11 +988,17 @@ def split_compound(sentence: str) -> list[str]:
         pieces = [part]
         while True:
             last = pieces[-1]
-            match = next((m for m in re.finditer(r",\s+(?:and|but)\s+", last)
-                          if _is_clause(last[:m.start()]) and _is_clause(last[m.end():])), None)
+            match = next(
+                (
+                    m
+                    for m in re.finditer(r",\s+(?:and|but)\s+", last)
+                    if _is_clause(last[: m.start()]) and _is_clause(last[m.end() :])
+                ),
+                None,
+            )
             if not match:
                 break
-            pieces[-1:] = [last[:match.start()], last[match.end():]]
+            pieces[-1:] = [last[: match.start()], last[match.end() :]]
         out.extend(pieces)
     return [_finish(_capitalise(p)) for p in out if p]
 
@@ -826,13 +1012,17 @@ def split_causal(sentence: str) -> tuple[str, str, float, bool] | None:
     for pattern, strength in CAUSAL_PREFIX:
         match = pattern.match(sentence)
         if match and has_verb(match.group("cause")) and _is_clause(match.group("effect")):
-            return _finish(_capitalise(match.group("cause"))), _finish(_capitalise(match.group("effect"))), \
-                strength, True
+            return (
+                _finish(_capitalise(match.group("cause"))),
+                _finish(_capitalise(match.group("effect"))),
+                strength,
+                True,
+            )
     for pattern, cause_side, strength in CAUSAL_INFIX:
         match = pattern.search(sentence)
         if not match:
             continue
-        left, right = sentence[:match.start()].strip(), sentence[match.end():].strip()
+        left, right = sentence[: match.start()].strip(), sentence[match.end() :].strip()
         if not (has_verb(left) and has_verb(right)) or len(WORD_RE.findall(right)) < 2:
             continue
         if not _starts_with_subject(right) and cause_side == "right":
@@ -851,19 +1041,19 @@ def find_introductions(content: str) -> list[str]:
 
 def _intro_ok(match: re.Match[str]) -> bool:
     """Reject introduction look-alikes: adjectives, verbs, nationalities, 'this is Paris', possessives."""
-    if not INTRO_BEFORE_RE.search(match.string[max(0, match.start() - 8):match.start()]):
+    if not INTRO_BEFORE_RE.search(match.string[max(0, match.start() - 8) : match.start()]):
         return False  # "what I'm Reading" mid-clause is not an introduction
     name = match.group("name")
     first = name.split()[0]
     if first.lower() in INTRO_STOP or first in NOT_NAMES or first in PLACES:
         return False
     cue = match.group("cue").lower().replace("\u2019", "'")
-    rest = match.string[match.end():match.end() + 3]
+    rest = match.string[match.end() : match.end() + 3]
     if rest.startswith(("'s", "\u2019s")):
         return False
     if cue in ("this is", "it's"):
         # "This is Marcus" only opens a message (phone / voicemail style), and only with a comma/end after.
-        return match.start() == 0 or match.string[:match.start()].strip().lower() in ("hi,", "hey,", "hello,")
+        return match.start() == 0 or match.string[: match.start()].strip().lower() in ("hi,", "hey,", "hello,")
     return True
 
 
@@ -910,8 +1100,9 @@ def _classify_contact(raw: str, kind: str) -> tuple[str, str] | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def build_fact(statement: _Statement, event: Event, names: _NameBook, peer: str | None,
-               contacts: Sequence[ContactStatement] = ()) -> ExtractedFact:
+def build_fact(
+    statement: _Statement, event: Event, names: _NameBook, peer: str | None, contacts: Sequence[ContactStatement] = ()
+) -> ExtractedFact:
     """Resolve pronouns and dates in a statement and tag its entities and derived kind.
 
     Contact values the sender stated about themself get the role 'contact_of_sender'.
@@ -929,10 +1120,12 @@ def build_fact(statement: _Statement, event: Event, names: _NameBook, peer: str 
     entities = find_entities(resolved, names, speaker=statement.speaker, peer=peer)
     entities = _merge_mentions(entities, [EntityMention(d, "date") for d in [*date_mentions, *explicit]])
     own = {c.value for c in contacts if c.owner == "sender"}
-    entities = [EntityMention(e.name, e.type, "contact_of_sender") if e.name.lstrip("@") in own else e
-                for e in entities]
-    return ExtractedFact(text=_finish(resolved), source_event_id=event.id, as_of=as_of,
-                         entities=tuple(entities), kind=kind)
+    entities = [
+        EntityMention(e.name, e.type, "contact_of_sender") if e.name.lstrip("@") in own else e for e in entities
+    ]
+    return ExtractedFact(
+        text=_finish(resolved), source_event_id=event.id, as_of=as_of, entities=tuple(entities), kind=kind
+    )
 
 
 def classify_kind(sentence: str) -> str:
@@ -952,8 +1145,11 @@ PRONOUN_RE = re.compile(
 )
 # Generic or formulaic "you" that is not the addressee ("thank you", "you know", "see you").
 GENERIC_YOU_BEFORE = re.compile(r"\b(?:thank|see|if|when|miss|bless|love|whenever|unless|mind)\s*$", re.IGNORECASE)
-GENERIC_YOU_AFTER = re.compile(r"^\s*(?:know\b(?!\s+(?:that|how|what|about|i|my))|guys\b|all\b|both\b|two\b|"
-                               r"never know\b|too\b|later\b|soon\b)", re.IGNORECASE)
+GENERIC_YOU_AFTER = re.compile(
+    r"^\s*(?:know\b(?!\s+(?:that|how|what|about|i|my))|guys\b|all\b|both\b|two\b|"
+    r"never know\b|too\b|later\b|soon\b)",
+    re.IGNORECASE,
+)
 
 
 def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bool]:
@@ -974,8 +1170,8 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
         nxt = match.group("next") or ""
         first = low in ("i", "me", "my", "mine", "myself")
         if not first:
-            before = match.string[:match.start()]
-            after = match.string[match.end("pro") + len(match.group("con") or ""):]
+            before = match.string[: match.start()]
+            after = match.string[match.end("pro") + len(match.group("con") or "") :]
             if peer is None or GENERIC_YOU_BEFORE.search(before) or GENERIC_YOU_AFTER.match(after):
                 return match.group(0)
         name = speaker if first else peer
@@ -1012,9 +1208,15 @@ def _agree(verb: str, *, open_class: bool) -> str:
         return THIRD_PERSON[verb]
     if not open_class and verb not in PRESENT_VERBS:
         return verb
-    if (verb in STOPWORDS or verb in ADVERBS or verb in IRREGULAR_PAST or verb in NO_AGREEMENT
-            or (verb.endswith(("ed", "ly", "n't", "ing")) and verb not in PRESENT_VERBS)
-            or (verb.endswith("s") and verb not in PRESENT_VERBS) or len(verb) < 2):
+    if (
+        verb in STOPWORDS
+        or verb in ADVERBS
+        or verb in IRREGULAR_PAST
+        or verb in NO_AGREEMENT
+        or (verb.endswith(("ed", "ly", "n't", "ing")) and verb not in PRESENT_VERBS)
+        or (verb.endswith("s") and verb not in PRESENT_VERBS)
+        or len(verb) < 2
+    ):
         return verb
     if verb.endswith(("s", "sh", "ch", "x", "o")):
         return verb + "es"
@@ -1037,8 +1239,9 @@ def _month(day: date, delta: int) -> date:
 def _relative_day(phrase: str, today: date) -> tuple[str, str]:
     """Annotation and date entity for yesterday / today / tomorrow and friends."""
     low = phrase.lower()
-    offset = -2 if "before" in low else -1 if ("yesterday" in low or "last night" in low) else \
-        1 if "tomorrow" in low else 0
+    offset = (
+        -2 if "before" in low else -1 if ("yesterday" in low or "last night" in low) else 1 if "tomorrow" in low else 0
+    )
     day = today + timedelta(days=offset)
     return f"on {_fmt(day)}", _fmt(day)
 
@@ -1156,8 +1359,12 @@ def explicit_date(text: str, default_ms: int) -> tuple[int, list[str]]:
         for match in pattern.finditer(bare):
             month_raw = match.group("m")
             month = int(month_raw) if month_raw.isdigit() else _month_number(month_raw)
-            if month_raw == "May" and pattern is DATE_MDY_RE and not match.group("y") and \
-                    re.match(r"\s+\d{1,2}\s+(?:am|pm|o'clock|minutes|hours)\b", bare[match.start() + 3:]):
+            if (
+                month_raw == "May"
+                and pattern is DATE_MDY_RE
+                and not match.group("y")
+                and re.match(r"\s+\d{1,2}\s+(?:am|pm|o'clock|minutes|hours)\b", bare[match.start() + 3 :])
+            ):
                 continue  # "May 5 minutes" style false positive
             year = int(match.group("y")) if match.group("y") else default_year
             try:
@@ -1181,8 +1388,9 @@ def explicit_date(text: str, default_ms: int) -> tuple[int, list[str]]:
 # ---------------------------------------------------------------------------------------------
 
 
-def find_entities(text: str, names: _NameBook | None = None, *, speaker: str | None = None,
-                  peer: str | None = None) -> list[EntityMention]:
+def find_entities(
+    text: str, names: _NameBook | None = None, *, speaker: str | None = None, peer: str | None = None
+) -> list[EntityMention]:
     """Entities in a fact: regex literals (email, phone, url, handle) and capitalised names.
 
     Names: capitalised token sequences, skipping the first word of the sentence unless it is a known
@@ -1208,8 +1416,7 @@ def find_entities(text: str, names: _NameBook | None = None, *, speaker: str | N
     return _merge_mentions(mentions, [])
 
 
-def _capitalised_sequences(text: str, names: _NameBook | None,
-                           skip: list[tuple[int, int]]) -> list[tuple[int, str]]:
+def _capitalised_sequences(text: str, names: _NameBook | None, skip: list[tuple[int, int]]) -> list[tuple[int, str]]:
     """(start, name) for each capitalised token sequence that may be a name."""
     out: list[tuple[int, str]] = []
     for match in CAPSEQ_RE.finditer(text):
@@ -1219,9 +1426,16 @@ def _capitalised_sequences(text: str, names: _NameBook | None,
         start = match.start()
         sentence_start = start == 0 or bool(re.search(r"(?:^|[.!?:\"(]\s*)$", text[:start]))
         # Drop leading tokens that are not names (sentence-initial words, pronouns, months ...).
-        while tokens and (tokens[0] in NOT_NAMES or tokens[0].lower() in STOPWORDS or
-                          (sentence_start and len(tokens) == 1 and not (names and names.is_known(tokens[0]))
-                           and tokens[0] not in PLACES)):
+        while tokens and (
+            tokens[0] in NOT_NAMES
+            or tokens[0].lower() in STOPWORDS
+            or (
+                sentence_start
+                and len(tokens) == 1
+                and not (names and names.is_known(tokens[0]))
+                and tokens[0] not in PLACES
+            )
+        ):
             start = text.find(tokens[1], start + len(tokens[0])) if len(tokens) > 1 else start
             tokens = tokens[1:]
             sentence_start = False
@@ -1294,9 +1508,14 @@ def _lower_first(text: str, names: _NameBook | None = None) -> str:
     if not words:
         return text
     first = words[0]
-    keep = (first == "I" or first.startswith("I'") or (first.isupper() and len(first) > 1)
-            or first in PLACES or (names is not None and names.is_known(first))
-            or _contains_word(text[len(first):], first))
+    keep = (
+        first == "I"
+        or first.startswith("I'")
+        or (first.isupper() and len(first) > 1)
+        or first in PLACES
+        or (names is not None and names.is_known(first))
+        or _contains_word(text[len(first) :], first)
+    )
     return text if keep else text[:1].lower() + text[1:]
 
 
@@ -1306,4 +1525,3 @@ def _finish(text: str) -> str:
     if text and text[-1] not in ".!?\"')":
         text += "."
     return text
-

@@ -31,8 +31,9 @@ class OfflineWriter:
         conn = tools.conn
         senders = {e.sender_id: identity.register_delivery(conn, e) for e in [*episode.context, *episode.events]}
         names = {sid: self._known_name(tools, eid) for sid, eid in senders.items()}
-        extraction = extract(episode.events, context=episode.context,
-                             speaker_names={k: v for k, v in names.items() if v})
+        extraction = extract(
+            episode.events, context=episode.context, speaker_names={k: v for k, v in names.items() if v}
+        )
         by_event = {e.id: e for e in episode.events}
         fact_ids = self._write_facts(tools, extraction, by_event, senders)
         for pair in extraction.causal:
@@ -66,16 +67,18 @@ class OfflineWriter:
         kind = "person" if mention.type == "person" else mention.type
         return identity.resolve_or_create(tools.conn, mention.name, kind, seen_at=event.as_of)
 
-    def _write_facts(self, tools: WriterTools, extraction: Extraction, by_event: dict[str, Event],
-                     senders: dict[str, str]) -> list[str | None]:
+    def _write_facts(
+        self, tools: WriterTools, extraction: Extraction, by_event: dict[str, Event], senders: dict[str, str]
+    ) -> list[str | None]:
         fact_ids: list[str | None] = []
         for fact in extraction.facts:
             event = by_event.get(fact.source_event_id)
             if event is None:
                 fact_ids.append(None)
                 continue
-            result = tools.insert_fact(fact.text, fact.as_of, ingested_at=event.as_of,
-                                       source_event_id=event.id, metadata={"kind": fact.kind})
+            result = tools.insert_fact(
+                fact.text, fact.as_of, ingested_at=event.as_of, source_event_id=event.id, metadata={"kind": fact.kind}
+            )
             fact_ids.append(result["fact_id"])
             if result["status"] != "inserted":
                 continue
@@ -85,13 +88,22 @@ class OfflineWriter:
                 tools.conn.execute(
                     """INSERT OR IGNORE INTO derived_events (id, type, content, source_event_id, source_episode_id,
                            entity_id, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-                    (stable_id("dev", fact.kind, event.id, fact.text), fact.kind, fact.text, event.id,
-                     tools.episode_id, senders[event.sender_id], fact.as_of, now_ms()),
+                    (
+                        stable_id("dev", fact.kind, event.id, fact.text),
+                        fact.kind,
+                        fact.text,
+                        event.id,
+                        tools.episode_id,
+                        senders[event.sender_id],
+                        fact.as_of,
+                        now_ms(),
+                    ),
                 )
         return fact_ids
 
-    def _write_contacts(self, tools: WriterTools, extraction: Extraction, by_event: dict[str, Event],
-                        senders: dict[str, str]) -> None:
+    def _write_contacts(
+        self, tools: WriterTools, extraction: Extraction, by_event: dict[str, Event], senders: dict[str, str]
+    ) -> None:
         """Contact info said in conversation: an entity proposed for merge into its owner, never a contact."""
         for contact in extraction.contacts:
             event = by_event.get(contact.source_event_id)
@@ -105,11 +117,16 @@ class OfflineWriter:
                 owner_id = identity.resolve_or_create(tools.conn, contact.owner, "person", seen_at=event.as_of)
                 confidence = 0.7
             if identity.canonical_id(tools.conn, owner_id) != identity.canonical_id(tools.conn, contact_id):
-                tools.propose_merge(owner_id, contact_id, confidence,
-                                    f"{contact.owner} stated {kind} {contact.value} in event {event.id}")
+                tools.propose_merge(
+                    owner_id,
+                    contact_id,
+                    confidence,
+                    f"{contact.owner} stated {kind} {contact.value} in event {event.id}",
+                )
 
-    def _write_introductions(self, tools: WriterTools, extraction: Extraction, by_event: dict[str, Event],
-                             senders: dict[str, str]) -> None:
+    def _write_introductions(
+        self, tools: WriterTools, extraction: Extraction, by_event: dict[str, Event], senders: dict[str, str]
+    ) -> None:
         """A handle that says its real name: a person entity and a merge proposal, never an automatic merge."""
         for intro in extraction.introductions:
             event = by_event.get(intro.source_event_id)
@@ -117,13 +134,18 @@ class OfflineWriter:
                 continue
             handle_id = identity.canonical_id(tools.conn, senders[event.sender_id])
             handle = identity.get_entity(tools.conn, handle_id)
-            if handle is None or (handle.type == "person" and identity.normalize(handle.name) == identity.normalize(
-                    intro.name)):
+            if handle is None or (
+                handle.type == "person" and identity.normalize(handle.name) == identity.normalize(intro.name)
+            ):
                 continue
             person_id = tools.create_entity(intro.name, "person")["entity_id"]
             if person_id != handle_id:
-                tools.propose_merge(person_id, handle_id, 0.95,
-                                    f"{event.sender_id} introduced themselves as {intro.name} in event {event.id}")
+                tools.propose_merge(
+                    person_id,
+                    handle_id,
+                    0.95,
+                    f"{event.sender_id} introduced themselves as {intro.name} in event {event.id}",
+                )
 
     @staticmethod
     def _label_agent_turns(tools: WriterTools, events: list[Event], extraction: Extraction) -> None:
@@ -134,13 +156,26 @@ class OfflineWriter:
             facts = [f for f in extraction.facts if f.source_event_id == event.id]
             words = [w.lower() for w in _TOPIC_WORD.findall(event.content)]
             topics = [w for w, _ in Counter(w for w in words if len(w) > 4).most_common(5)]
-            entity_ids = sorted({r[0] for r in tools.conn.execute(
-                """SELECT DISTINCT fe.entity_id FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
-                   WHERE f.source_event_id = ?""", (event.id,))})
+            entity_ids = sorted(
+                {
+                    r[0]
+                    for r in tools.conn.execute(
+                        """SELECT DISTINCT fe.entity_id FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
+                   WHERE f.source_event_id = ?""",
+                        (event.id,),
+                    )
+                }
+            )
             first = re.split(r"(?<=[.!?])\s+", event.content.strip(), maxsplit=1)[0]
             tools.conn.execute(
                 """INSERT OR REPLACE INTO turn_labels (event_id, label, summary, topics, entity_ids, created_at)
                    VALUES (?, ?, ?, ?, ?, ?)""",
-                (event.id, " ".join(first.split()[:8]), facts[0].text if facts else first[:300],
-                 json.dumps(topics), json.dumps(entity_ids), now_ms()),
+                (
+                    event.id,
+                    " ".join(first.split()[:8]),
+                    facts[0].text if facts else first[:300],
+                    json.dumps(topics),
+                    json.dumps(entity_ids),
+                    now_ms(),
+                ),
             )
