@@ -207,8 +207,8 @@ def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> lis
             errors.append(f"{path} must not be empty")
         if len(value) > schema.get("maxLength", len(value)):
             errors.append(f"{path} is longer than {schema['maxLength']} characters")
-        elif unicode_problem(value):  # SQLite cannot store or match a lone surrogate
-            errors.append(f"{path} {unicode_problem(value)}")
+        elif problem := unicode_problem(value):  # SQLite cannot store or match a lone surrogate
+            errors.append(f"{path} {problem}")
     if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
         errors.append(f"{path} has more than {schema['maxItems']} items")
         return errors

@@ -100,7 +100,9 @@ def message_event(
 ) -> dict[str, Any] | None:
     """The generic event for one message, None when it is not a visible user/assistant message with
     text; InvalidRecord when its content has a shape no export writes."""
-    author = message.get("author") if isinstance(message.get("author"), dict) else {}
+    author = message.get("author") or {}
+    if not isinstance(author, dict):
+        raise InvalidRecord(f"message author must be an object, got {json_type(author)}")
     role = author.get("role")
     if role is not None and not isinstance(role, str):
         raise InvalidRecord(f"author role must be a string, got {json_type(role)}")
