@@ -22,6 +22,10 @@ STORES = ("memory", "events", "identity", "embeddings")
 MIGRATIONS: dict[str, list[str]] = {name: [f"{name}.sql"] for name in STORES}
 # embeddings 2: the hash of the text each vector was made from, so a change of that text shows.
 MIGRATIONS["embeddings"].append("ALTER TABLE embeddings ADD COLUMN text_hash TEXT")
+# lifecycle: fact state (decay, corrections, conflicts), sessions, forgetting, the merge journal.
+MIGRATIONS["memory"].append("memory_lifecycle.sql")
+MIGRATIONS["events"].append("events_lifecycle.sql")
+MIGRATIONS["identity"].append("identity_lifecycle.sql")
 BUSY_TIMEOUT_MS = 30_000
 _savepoint_numbers = itertools.count(1)  # unique SAVEPOINT names for nested transactions
 
@@ -76,6 +80,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     conn.isolation_level = None
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
+    # Deleted content is overwritten with zeros, so a forgotten text leaves no bytes behind
+    # (ATTACHed stores inherit it; see lifecycle/forget/scrub.py).
+    conn.execute("PRAGMA secure_delete = ON")
     if not readonly:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")

@@ -12,7 +12,7 @@ Seed 000's recall API. Strategies (which run depends on the budget):
 - causal:   (budget high) one hop along causal_links from the top fused facts.
 
 Every filter is a WHERE clause inside each strategy, before its LIMIT. The semantic index filters
-platform / time / thread itself; the rest (entity, session, exclude_session, superseded facts) is
+platform / time / thread itself; the rest (entity, session, exclude_session, hidden facts) is
 handled by scoring the few matching facts exactly when the filter is selective (<= 5,000 facts)
 and otherwise by over-fetching 4x from the index and filtering in SQL (which can return fewer than
 the limit when the filter is both loose and far from the query).
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nexus_memory import db, identity
+from nexus_memory.lifecycle.state import hidden_sql
 from nexus_memory.recall import keyword
 from nexus_memory.recall.arguments import check_recall_arguments
 from nexus_memory.recall.fusion import MMR_LAMBDA, mmr, rrf_fuse
@@ -137,13 +138,8 @@ class Filters:
             marks = db.placeholders(self.entity_ids) or "NULL"
             clauses.append(f"{a}.id IN (SELECT fact_id FROM fact_entities WHERE entity_id IN ({marks}))")
             args.extend(self.entity_ids)
-        # Facts are immutable: a correction is a new fact whose metadata names the one it replaces.
-        # Tool-written facts are few and indexed by platform, so this subquery stays cheap.
-        clauses.append(
-            f"{a}.id NOT IN (SELECT json_extract(metadata, '$.supersedes') FROM facts "
-            "WHERE platform = ? AND json_valid(metadata) AND json_extract(metadata, '$.supersedes') IS NOT NULL)"
-        )
-        args.append(TOOL_PLATFORM)
+        # Facts are immutable: a decayed or corrected one is hidden by its fact_state row (lifecycle/state.py).
+        clauses.append(f"NOT {hidden_sql(a)}")
         return " AND ".join(clauses), args
 
     def observation_sql(self) -> tuple[str, list[Any]] | None:
