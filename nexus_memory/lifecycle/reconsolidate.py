@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexus_memory import db
@@ -100,3 +101,17 @@ def run_consolidation(stores: Stores) -> dict[str, Any] | None:
         return None
     report = consolidate(stores)
     return report.as_dict() if hasattr(report, "as_dict") else {"report": str(report)}
+
+
+def dossier_dir(stores: Stores) -> Path:
+    """Where mental models are written out as markdown: the observations layer's setting, else <data>/dossiers."""
+    return Path(getattr(stores.settings, "dossiers", stores.data_dir / "dossiers"))
+
+
+def refresh_dossiers(stores: Stores) -> int | None:
+    """Write every current mental model's dossier again; None when this build has no mental model layer."""
+    try:
+        from nexus_memory.mental_models.dossiers import sync_dossiers  # type: ignore[import-not-found]
+    except ImportError:  # the mental model layer is not part of this build
+        return None
+    return int(sync_dossiers(stores))
