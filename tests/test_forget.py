@@ -167,3 +167,24 @@ def test_unknown_targets_are_refused_and_nothing_changes(world: Stores, kind: st
     with pytest.raises(ForgetError, match=message):
         forget(world, Target(kind, value))
     assert dump(world) == before
+
+
+def test_a_store_written_before_secure_delete_is_vacuumed_once(world: Stores) -> None:
+    # An older memory.db: content deleted without secure_delete is still in its free pages.
+    old = db.sqlite.connect(str(world.path("memory")))
+    old.execute("PRAGMA secure_delete = OFF")
+    old.execute("CREATE TABLE scratch (text TEXT)")
+    old.executemany("INSERT INTO scratch VALUES (?)", [(f"oldsecret zzyqv {i} " * 20,) for i in range(200)])
+    old.commit()
+    old.execute("DROP TABLE scratch")
+    old.commit()
+    old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    old.close()
+    world.conn.execute("UPDATE memory_scrub_state SET clean_since = NULL")
+    assert files_holding(world.data_dir, "zzyqv") == ["memory.db"]
+
+    result = forget(world, Target("event", "chat:m2"))
+    assert result.scrub["vacuumed"] == ["main"]
+    assert files_holding(world.data_dir, "zzyqv") == []
+    assert world.conn.execute("SELECT clean_since FROM memory_scrub_state").fetchone()[0] is not None
+    assert forget(world, Target("event", "chat:m3")).scrub["vacuumed"] == []  # once
