@@ -22,7 +22,6 @@ from nexus_memory.writer.offline_writer import OfflineWriter
 from nexus_memory.writer.run import process_partition
 
 T0 = 1_714_557_600  # 2024-05-01 10:00 UTC, in seconds
-DAY = "2024-05-01"
 
 
 def message(
@@ -50,11 +49,12 @@ def message(
     return RawRecord("test", n, data, json.dumps(data))
 
 
-def build(stores: Stores, records: Sequence[RawRecord], *, platform: str = "chat") -> FakeEmbedder:
-    """Ingest, group, extract, embed, and write IVF files for facts and entities."""
+def build(stores: Stores, records: Sequence[RawRecord]) -> FakeEmbedder:
+    """Ingest, group, extract (every partition, in time order), embed, and write IVF files for facts and entities."""
     ingest(stores, records)
-    build_episodes(stores, DAY, platform)
-    process_partition(stores, f"{DAY}|{platform}", OfflineWriter())
+    for day, platform in stores.conn.execute("SELECT DISTINCT day, platform FROM events ORDER BY day").fetchall():
+        build_episodes(stores, day, platform)
+        process_partition(stores, f"{day}|{platform}", OfflineWriter())
     embedder = FakeEmbedder()
     embed_pending(stores, embedder, target_types=("fact", "entity"))
     for target_type in ("fact", "entity"):
