@@ -110,3 +110,16 @@ def consolidate_ended(
         report.seconds = round(time.perf_counter() - started, 3)
         runs.record_run(conn, "sessions", now, now_ms(), report.as_dict(), watermark=watermark)
     return report
+
+
+def new_sessions_since(conn: db.Connection, ingested_after: int) -> tuple[list[str], int | None]:
+    """Session ids of events ingested after `ingested_after` not registered yet, and the newest ingested_at."""
+    high = conn.execute("SELECT max(ingested_at) FROM events WHERE ingested_at > ?", (ingested_after,)).fetchone()[0]
+    if high is None:
+        return [], None
+    rows = conn.execute(
+        """SELECT DISTINCT session_id FROM events WHERE ingested_at > ? AND session_id IS NOT NULL
+           AND session_id NOT IN (SELECT session_id FROM sessions_consolidations) ORDER BY session_id""",
+        (ingested_after,),
+    ).fetchall()
+    return [r[0] for r in rows], high

@@ -1,0 +1,163 @@
+"""Memory lifecycle jobs and their schedules (Automation page), thin glue over nexus_memory/lifecycle.
+
+  nightly_enrichment   02:00  entity enrichment, then conflict detection (before consolidation)
+  session_consolidation 03:00  ends open sessions and consolidates them (also run by new_session_sensor)
+  nightly_decay        04:00  decay, soft-deleting facts below the threshold
+  weekly_reflection    Sun 03:00  the weekly reflection (at most one per 6 days, 3 facts needed)
+  forget                on demand  forget an event / fact / sender / entity (run config says which)
+
+Each op's output metadata says what changed; the same counts are in lifecycle_runs / deletion_log.
+"""
+
+from typing import Any
+
+import dagster as dg
+
+from nexus_memory.lifecycle import conflicts, decay, enrichment, reflection, sessions
+from nexus_memory.lifecycle.forget import Target, forget
+from nexus_memory_assets.assets import SQLITE_POOL
+from resources import StoresResource
+
+
+def metadata(values: dict[str, Any]) -> dict[str, Any]:
+    """Counts as numbers, structures as JSON; None and empty values left out."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if value is None or value == [] or value == {}:
+            continue
+        out[key] = dg.MetadataValue.json(value) if isinstance(value, dict | list) else value
+    return out
+
+
+@dg.op(pool=SQLITE_POOL)
+def enrich_entities(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output[int]:
+    """Re-read facts with few entity links with every known person in mind; each fact once."""
+    with stores.open() as opened:
+        report = enrichment.enrich(opened)
+    context.log.info(f"enrichment: {report.facts_read} facts read, {report.links_added} links added")
+    return dg.Output(report.links_added, metadata=metadata(report.as_dict()))
+
+
+@dg.op(pool=SQLITE_POOL, ins={"after": dg.In(dg.Nothing)})
+def detect_conflicts(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output[int]:
+    """Facts written since the last run that contradict earlier ones about the same entity."""
+    with stores.open() as opened:
+        report = conflicts.detect_conflicts(opened)
+    for failure in report.failures[:20]:
+        context.log.warning(f"conflict check failed (retried next run): {failure}")
+    return dg.Output(report.conflicts_found, metadata=metadata(report.as_dict()))
+
+
+@dg.job(description="Entity enrichment, then conflict detection (nexus-memory enrich / conflicts).")
+def nightly_enrichment() -> None:
+    detect_conflicts(after=enrich_entities())
+
+
+@dg.op(pool=SQLITE_POOL)
+def apply_decay(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output[int]:
+    """confidence x exp(-rate x days since last access); below the threshold a fact is soft-deleted."""
+    with stores.open() as opened:
+        report = decay.run_decay(opened)
+    context.log.info(f"decay: {report.soft_deleted} facts soft-deleted of {report.checked}")
+    return dg.Output(report.soft_deleted, metadata=metadata(report.as_dict()))
+
+
+@dg.job(description="Decay every fact's confidence; soft-delete those below the threshold (nexus-memory decay).")
+def nightly_decay() -> None:
+    apply_decay()
+
+
+@dg.op(pool=SQLITE_POOL)
+def write_reflection(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output[str]:
+    """The weekly reflection, or why it was skipped."""
+    with stores.open() as opened:
+        report = reflection.reflect(opened)
+    context.log.info(f"reflection {report.status}: {report.reason or report.mental_model_id}")
+    return dg.Output(report.status, metadata=metadata(report.as_dict()))
+
+
+@dg.job(description="The weekly reflection, get_context's 'Weekly insight' (nexus-memory reflect).")
+def weekly_reflection() -> None:
+    write_reflection()
+
+
+class SessionConfig(dg.Config):
+    """nightly: end every open session (the 03:00 run); otherwise only those a newer session ended."""
+
+    nightly: bool = False
+
+
+@dg.op(pool=SQLITE_POOL)
+def consolidate_sessions(
+    context: dg.OpExecutionContext, config: SessionConfig, stores: StoresResource
+) -> dg.Output[int]:
+    """Sessions that ended are consolidated; sessions_consolidations records it."""
+    with stores.open() as opened:
+        report = sessions.consolidate_ended(opened, nightly=config.nightly)
+    if report.waiting and report.consolidation is None:
+        context.log.warning(f"{report.waiting} ended sessions wait: this build has no consolidation layer")
+    return dg.Output(report.consolidated, metadata=metadata(report.as_dict()))
+
+
+@dg.job(description="Consolidate sessions that ended (a newer session started, or the nightly run).")
+def session_consolidation() -> None:
+    consolidate_sessions()
+
+
+class ForgetConfig(dg.Config):
+    """What to forget: kind 'event' | 'fact' | 'sender' | 'entity', and its id, handle or name."""
+
+    kind: str
+    value: str
+    reason: str = ""
+    requested_by: str = "dagster"
+
+
+@dg.op(pool=SQLITE_POOL)
+def forget_target(context: dg.OpExecutionContext, config: ForgetConfig, stores: StoresResource) -> dg.Output[str]:
+    """Forget it everywhere, leaving no trace in the bytes; metadata: rows removed per store."""
+    with stores.open() as opened:
+        result = forget(
+            opened, Target(config.kind, config.value), requested_by=config.requested_by, reason=config.reason or None
+        )
+    if result.status != "scrubbed":
+        context.log.warning(f"rows removed, but the byte scrub did not finish: {result.scrub}")
+    return dg.Output(
+        result.request_id,
+        metadata=metadata(
+            {
+                **{f"removed_{k}": v for k, v in result.removed.items()},
+                **result.derived,
+                "status": result.status,
+                "seconds": result.seconds,
+                "scrub": result.scrub,
+            }
+        ),
+    )
+
+
+@dg.job(description="Forget an event, a fact, a sender or an entity everywhere (nexus-memory forget).")
+def forget_job() -> None:
+    forget_target()
+
+
+RUNNING = dg.DefaultScheduleStatus.RUNNING
+schedules = [
+    dg.ScheduleDefinition(
+        name="nightly_enrichment_schedule", job=nightly_enrichment, cron_schedule="0 2 * * *", default_status=RUNNING
+    ),
+    dg.ScheduleDefinition(
+        name="session_consolidation_schedule",
+        job=session_consolidation,
+        cron_schedule="0 3 * * *",
+        run_config={"ops": {"consolidate_sessions": {"config": {"nightly": True}}}},
+        default_status=RUNNING,
+    ),
+    dg.ScheduleDefinition(
+        name="nightly_decay_schedule", job=nightly_decay, cron_schedule="0 4 * * *", default_status=RUNNING
+    ),
+    dg.ScheduleDefinition(
+        name="weekly_reflection_schedule", job=weekly_reflection, cron_schedule="0 3 * * 0", default_status=RUNNING
+    ),
+]
+jobs = [nightly_enrichment, session_consolidation, nightly_decay, weekly_reflection, forget_job]
