@@ -142,8 +142,10 @@ def cmd_candidates(args: argparse.Namespace) -> int:
                 )
             return 0
         if not args.id:
-            print("error: accept/reject need a candidate id", file=sys.stderr)
+            print("error: accept/reject/unmerge need a candidate id", file=sys.stderr)
             return 2
+        if args.action == "unmerge":
+            return _unmerge(stores, args)
         status = identity.resolve_candidate(stores.conn, args.id, accept=args.action == "accept")
         print(f"{args.id}: {status}")
     return 0
@@ -198,6 +200,208 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- lifecycle: decay, conflicts, enrichment, reflection, sessions, forgetting, and the agent tools ---------
+
+
+def _report(result: dict[str, Any], as_json: bool, summary: str) -> None:
+    if as_json:
+        _print_json(result)
+    else:
+        print(summary)
+
+
+def _unmerge(stores: Stores, args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.unmerge import UnmergeError, unmerge
+
+    try:
+        result = unmerge(stores.conn, args.id)
+    except UnmergeError as exc:
+        return _fail(exc)
+    summary = (
+        f"{args.id}: unmerged; {result['facts']} facts, {result['contacts']} contacts went back to {result['entity']}"
+    )
+    _report(result, args.json, summary)
+    return 0
+
+
+def cmd_decay(args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.decay import run_decay
+
+    with Stores(load_settings()) as stores:
+        try:
+            report = run_decay(stores, rate=args.rate, threshold=args.threshold).as_dict()
+        except ValueError as exc:
+            return _fail(exc)
+    summary = (
+        f"checked {report['checked']} facts: {report['soft_deleted']} soft-deleted, {report['protected']} protected, "
+        f"{report['below_half']} below 0.5, mean confidence {report['mean_confidence']}"
+    )
+    _report(report, args.json, summary)
+    return 0
+
+
+def cmd_conflicts(args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.conflicts import detect_conflicts
+
+    with Stores(load_settings()) as stores:
+        report = detect_conflicts(stores, limit=args.limit).as_dict()
+    summary = (
+        f"checked {report['facts_checked']} new facts ({report['detector']}): {report['conflicts_found']} conflicts"
+    )
+    _report(report, args.json, summary + "".join(f"\n  failed {f}" for f in report["failures"][:20]))
+    return 1 if report["failures"] else 0
+
+
+def cmd_enrich(args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.enrichment import enrich
+
+    with Stores(load_settings()) as stores:
+        report = enrich(stores, limit=args.limit).as_dict()
+    summary = f"read {report['facts_read']} facts: {report['links_added']} links added to {report['facts_enriched']}"
+    _report(report, args.json, summary)
+    return 0
+
+
+def cmd_reflect(args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.reflection import reflect
+
+    with Stores(load_settings()) as stores:
+        report = reflect(stores).as_dict()
+    _report(report, args.json, f"reflection {report['status']}: {report['reason'] or report['mental_model_id']}")
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.sessions import consolidate_ended
+
+    with Stores(load_settings()) as stores:
+        report = consolidate_ended(stores, nightly=args.nightly).as_dict()
+    summary = (
+        f"{report['registered']} new sessions, {report['ended']} ended, {report['consolidated']} consolidated, "
+        f"{report['waiting']} waiting"
+    )
+    _report(report, args.json, summary)
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.forget import ForgetError, Target, finish_scrub, forget_or_preview
+
+    with Stores(load_settings()) as stores:
+        if args.scrub:
+            result = finish_scrub(stores)
+            _report(result, args.json, f"scrub {'complete' if result['complete'] else 'incomplete'}")
+            return 0 if result["complete"] else 1
+        kind, value = next((k, v) for k in ("event", "fact", "sender", "entity") if (v := getattr(args, k)) is not None)
+        try:
+            result = forget_or_preview(
+                stores, Target(kind, value), confirm=args.yes, requested_by=args.requested_by, reason=args.reason
+            )
+        except ForgetError as exc:
+            return _fail(exc)
+    if not result["forgotten"]:
+        counts = result["would_remove"]
+        summary = (
+            f"would forget {counts['events']} events, {counts['facts']} facts and {counts['entities']} entities; "
+            "run again with --yes to forget them"
+        )
+        _report(result, args.json, summary)
+        return 0
+    removed = {store: sum(rows.values()) for store, rows in result["removed"].items()}
+    summary = f"forgotten ({result['status']}): rows removed per store {removed}, {result['seconds']['total']} s"
+    _report(result, args.json, summary)
+    return 0 if result["status"] == "scrubbed" else 1
+
+
+def cmd_tool(args: argparse.Namespace) -> int:
+    """remember / correct / confirm / entity / observations / models: the agent tool of the same name."""
+    from nexus_memory.agent_tools import call_tool
+
+    name, arguments = args.tool_call(args)
+    with Stores(load_settings()) as stores:
+        result = call_tool(stores, name, {k: v for k, v in arguments.items() if v is not None})
+    if "error" in result:
+        return _fail(result["error"])
+    _print_json(result) if args.json else print(json.dumps(result, indent=1, ensure_ascii=False, default=str))
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text}")
+    return value
+
+
+def _add_lifecycle_commands(sub: Any) -> None:
+    for name, func, help_text in (
+        ("decay", cmd_decay, "decay fact confidence; soft-delete facts below the threshold"),
+        ("conflicts", cmd_conflicts, "find facts that contradict earlier ones about the same entity"),
+        ("enrich", cmd_enrich, "re-read facts with few entity links with every known person in mind"),
+        ("reflect", cmd_reflect, "write the weekly reflection (at most one per 6 days)"),
+        ("sessions", cmd_sessions, "consolidate sessions that ended"),
+    ):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
+        if name == "decay":
+            p.add_argument("--rate", type=float, help="per day (default NEXUS_DECAY_RATE, 0.01)")
+            p.add_argument("--threshold", type=float, help="soft-delete below this (default 0.05)")
+        if name in ("conflicts", "enrich"):
+            p.add_argument("--limit", type=_positive, help="at most this many facts")
+        if name == "sessions":
+            p.add_argument("--nightly", action="store_true", help="end every open session")
+
+    p = sub.add_parser("forget", help="forget an event, a fact, a sender or an entity everywhere, leaving no trace")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--event", metavar="ID")
+    which.add_argument("--fact", metavar="ID")
+    which.add_argument("--sender", metavar="HANDLE")
+    which.add_argument("--entity", metavar="NAME_OR_ID")
+    which.add_argument("--scrub", action="store_true", help="finish the byte scrub of an earlier forget")
+    p.add_argument("--yes", action="store_true", help="really forget (without it: only say what would go)")
+    p.add_argument("--reason", help="why (kept in the deletion log)")
+    p.add_argument("--requested-by", default=os.environ.get("USER") or "cli", help="who asked (deletion log)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_forget)
+
+    tools = {
+        "remember": (lambda a: ("remember_fact", {"text": a.text, "entities": a.entity}), "remember a fact"),
+        "correct": (
+            lambda a: ("correct_fact", {"fact_id": a.fact_id, "new_text": a.text, "reason": a.reason}),
+            "replace a wrong fact with the corrected one",
+        ),
+        "confirm": (lambda a: ("confirm_fact", {"fact_id": a.fact_id}), "protect a fact from decay"),
+        "entity": (lambda a: ("get_entity_info", {"entity": a.name, "limit": a.limit}), "everything about an entity"),
+        "observations": (
+            lambda a: ("show_observation", {"id": a.id}) if a.id else ("list_observations", {"entity": a.entity}),
+            "list observations, or show one by id",
+        ),
+        "models": (
+            lambda a: ("show_mental_model", {"id": a.id}) if a.id else ("list_mental_models", {"entity": a.entity}),
+            "list mental models (reports, reflections), or show one by id",
+        ),
+    }
+    for name, (make_call, help_text) in tools.items():
+        p = sub.add_parser(name, help=help_text)
+        if name == "remember":
+            p.add_argument("text")
+            p.add_argument("--entity", action="append", help="who or what it is about (repeatable)")
+        elif name in ("correct", "confirm"):
+            p.add_argument("fact_id")
+            if name == "correct":
+                p.add_argument("text")
+                p.add_argument("--reason")
+        elif name == "entity":
+            p.add_argument("name")
+            p.add_argument("--limit", type=_positive)
+        else:
+            p.add_argument("id", nargs="?", help="show this one")
+            p.add_argument("--entity", help="only about this entity")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=cmd_tool, tool_call=make_call)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nexus-memory", description="Long-term memory for AI assistants.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -232,8 +436,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", help="current session id (its own facts are excluded)")
     p.set_defaults(func=cmd_context)
 
-    p = sub.add_parser("candidates", help="list, accept or reject entity merge candidates")
-    p.add_argument("action", choices=["list", "accept", "reject"])
+    p = sub.add_parser("candidates", help="list, accept or reject entity merge candidates, or undo a merge")
+    p.add_argument("action", choices=["list", "accept", "reject", "unmerge"])
     p.add_argument("id", nargs="?")
     p.add_argument("--status", default="pending")
     p.add_argument("--json", action="store_true")
@@ -261,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
+    _add_lifecycle_commands(sub)
     return parser
 
 

@@ -51,10 +51,11 @@ def _entity_finder():
 
 
 def enrich(
-    stores: Stores, *, now: int | None = None, limit: int = PER_RUN, max_links: int = MAX_LINKS
+    stores: Stores, *, now: int | None = None, limit: int | None = None, max_links: int = MAX_LINKS
 ) -> EnrichmentReport:
-    """Re-read up to `limit` facts that have at most `max_links` entity links and were never enriched."""
+    """Re-read up to `limit` (default PER_RUN) facts with at most `max_links` entity links, never enriched."""
     started = time.perf_counter()
+    limit = PER_RUN if limit is None else limit
     now = now_ms() if now is None else now
     conn = stores.conn
     report = EnrichmentReport()

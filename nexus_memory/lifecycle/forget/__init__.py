@@ -7,7 +7,7 @@ and vectors.py delete per store; scrub.py makes sure no bytes are left; run.py p
 """
 
 from nexus_memory.lifecycle.forget.plan import TARGET_KINDS, ForgetError, ForgetPlan, Target, make_plan
-from nexus_memory.lifecycle.forget.run import ForgetResult, finish_scrub, forget, preview
+from nexus_memory.lifecycle.forget.run import ForgetResult, finish_scrub, forget, forget_or_preview, preview
 
 __all__ = [
     "TARGET_KINDS",
@@ -17,6 +17,7 @@ __all__ = [
     "Target",
     "finish_scrub",
     "forget",
+    "forget_or_preview",
     "make_plan",
     "preview",
 ]

@@ -184,3 +184,16 @@ def after_commit(
     scrub.scrub(stores, report)
     seconds["scrub"] = round(time.perf_counter() - mark, 3)
     return report
+
+
+def forget_or_preview(
+    stores: Stores, target: Target, *, confirm: bool, requested_by: str, reason: str | None = None
+) -> dict[str, Any]:
+    """The one entry point of the CLI and the agent tool: without `confirm`, only say what would go."""
+    if not confirm:
+        return {
+            "forgotten": False,
+            **preview(stores, target),
+            "note": "nothing was removed yet: confirm (CLI --yes, tool confirm=true) to forget all of this",
+        }
+    return {"forgotten": True, **forget(stores, target, requested_by=requested_by, reason=reason).as_dict()}
