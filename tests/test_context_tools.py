@@ -110,8 +110,13 @@ def test_schemas_are_valid_openai_tools() -> None:
         "remember_fact",
         "correct_fact",
         "confirm_fact",
+        "forget",
         "memory_stats",
         "get_entity_info",
+        "list_observations",
+        "show_observation",
+        "list_mental_models",
+        "show_mental_model",
     ]
     for tool in TOOLS:
         parsed = ChatCompletionFunctionTool.model_validate(tool)
