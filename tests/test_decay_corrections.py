@@ -6,6 +6,7 @@ import math
 
 import pytest
 from lifecycle_world import add_mental_model, add_observation, build, facts_with, message
+from test_recall import FakeEmbedder
 
 from nexus_memory.agent_tools import call_tool
 from nexus_memory.context import get_context
@@ -15,6 +16,7 @@ from nexus_memory.recall import recall
 from nexus_memory.stores import Stores
 
 DAY = decay.DAY_MS
+FAKE = FakeEmbedder()
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def confidence(stores: Stores, fact_id: str, now: int) -> float:
 
 
 def recalled(stores: Stores, query: str) -> list[str]:
-    return [r.text for r in recall(stores, query, scope=["facts"], touch=False).results]
+    return [r.text for r in recall(stores, query, scope=["facts"], touch=False, embedder=FAKE).results]
 
 
 def test_decay_arithmetic() -> None:
@@ -76,12 +78,12 @@ def test_the_default_rate_keeps_a_month_old_fact(world: Stores) -> None:
 
 def test_soft_deleted_facts_are_hidden_from_recall_and_get_context(world: Stores) -> None:
     assert "Dana keeps the spare key under the blue planter." in recalled(world, "spare key planter")
-    assert "spare key" in get_context(world, "where is the spare key planter?")
+    assert "spare key" in get_context(world, "where is the spare key planter?", embedder=FAKE)
     key = facts_with(world, "planter")[0]
     run_id = add_observation(world, [key], "Dana keeps a spare key under the blue planter")
     decay.run_decay(world, now=created_at(world, key) + 400 * DAY)
     assert recalled(world, "spare key planter") == []
-    assert get_context(world, "where is the spare key planter?") == ""
+    assert get_context(world, "where is the spare key planter?", embedder=FAKE) == ""
     assert world.conn.execute("SELECT is_stale FROM analysis_runs WHERE id = ?", (run_id,)).fetchone()[0] == 1
 
 
@@ -89,7 +91,7 @@ def test_recall_restarts_the_decay_clock(world: Stores) -> None:
     key = facts_with(world, "planter")[0]
     assert world.conn.execute("SELECT count(*) FROM fact_state").fetchone()[0] == 0
     before = now_ms()
-    recall(world, "spare key planter", scope=["facts"])  # touch=True counts an access
+    recall(world, "spare key planter", scope=["facts"], embedder=FAKE)  # touch=True counts an access
     found = state.get_state(world.conn, key, 0.01)
     assert found is not None and found.clock_start >= before - 1000
 

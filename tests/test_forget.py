@@ -18,6 +18,7 @@ from lifecycle_world import (
     message,
     write_dossier,
 )
+from test_recall import FakeEmbedder
 
 from nexus_memory import db
 from nexus_memory.events import RawRecord, ingest
@@ -89,7 +90,8 @@ def test_forget_leaves_no_trace_in_any_file(world: Stores, kind: str) -> None:
     assert current_generation(ann_root(data_dir, "fake-bow") / "fact") != generation
     # What was not forgotten is still remembered, and recall still answers from it.
     assert facts_with(world, "Lisbon") == lisbon_before
-    assert [r.text for r in recall(world, "weather in Lisbon", scope=["facts"], budget="mid").results]
+    found = recall(world, "weather in Lisbon", scope=["facts"], embedder=FakeEmbedder()).results
+    assert any("Lisbon" in r.text for r in found)
     log = world.conn.execute("SELECT * FROM deletion_log").fetchone()
     assert (log["target_kind"], log["requested_by"], log["reason"], log["status"]) == (
         kind,
