@@ -188,6 +188,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from nexus_memory.writer.bench_extract import run as run_extract
 
         result = run_extract(Path(args.data))
+    elif args.kind == "forget":
+        from nexus_memory.lifecycle.bench import run as run_forget
+
+        result = run_forget(args.facts)
     elif args.kind == "locomo":
         from nexus_memory.bench_locomo import run as run_locomo
 
@@ -457,11 +461,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_rebuild_index)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall")
-    p.add_argument("kind", choices=["extract", "locomo", "recall"])
+    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | forget")
+    p.add_argument("kind", choices=["extract", "locomo", "recall", "forget"])
     p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
     p.add_argument("--conversations", type=int, default=0, help="locomo: only the first N conversations")
-    p.add_argument("--facts", type=int, default=100_000, help="recall: synthetic store size")
+    p.add_argument("--facts", type=int, default=100_000, help="recall, forget: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
