@@ -228,64 +228,60 @@ def _unmerge(stores: Stores, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_decay(args: argparse.Namespace) -> int:
-    from nexus_memory.lifecycle.decay import run_decay
-
+def cmd_maintenance(args: argparse.Namespace) -> int:
+    """decay / conflicts / enrich / reflect / sessions: run the job once, print its report."""
     with Stores(load_settings()) as stores:
         try:
-            report = run_decay(stores, rate=args.rate, threshold=args.threshold).as_dict()
+            report = args.job(stores, args).as_dict()
         except ValueError as exc:
             return _fail(exc)
-    summary = (
-        f"checked {report['checked']} facts: {report['soft_deleted']} soft-deleted, {report['protected']} protected, "
-        f"{report['below_half']} below 0.5, mean confidence {report['mean_confidence']}"
-    )
-    _report(report, args.json, summary)
-    return 0
+    failures = report.get("failures") or []
+    _report(report, args.json, args.summary(report) + "".join(f"\n  failed {f}" for f in failures[:20]))
+    return 1 if failures else 0
 
 
-def cmd_conflicts(args: argparse.Namespace) -> int:
-    from nexus_memory.lifecycle.conflicts import detect_conflicts
+def _lifecycle(module: str) -> Any:
+    """A nexus_memory.lifecycle module, imported when a command runs (the CLI starts without them)."""
+    import importlib
 
-    with Stores(load_settings()) as stores:
-        report = detect_conflicts(stores, limit=args.limit).as_dict()
-    summary = (
-        f"checked {report['facts_checked']} new facts ({report['detector']}): {report['conflicts_found']} conflicts"
-    )
-    _report(report, args.json, summary + "".join(f"\n  failed {f}" for f in report["failures"][:20]))
-    return 1 if report["failures"] else 0
+    return importlib.import_module(f"nexus_memory.lifecycle.{module}")
 
 
-def cmd_enrich(args: argparse.Namespace) -> int:
-    from nexus_memory.lifecycle.enrichment import enrich
-
-    with Stores(load_settings()) as stores:
-        report = enrich(stores, limit=args.limit).as_dict()
-    summary = f"read {report['facts_read']} facts: {report['links_added']} links added to {report['facts_enriched']}"
-    _report(report, args.json, summary)
-    return 0
-
-
-def cmd_reflect(args: argparse.Namespace) -> int:
-    from nexus_memory.lifecycle.reflection import reflect
-
-    with Stores(load_settings()) as stores:
-        report = reflect(stores).as_dict()
-    _report(report, args.json, f"reflection {report['status']}: {report['reason'] or report['mental_model_id']}")
-    return 0
-
-
-def cmd_sessions(args: argparse.Namespace) -> int:
-    from nexus_memory.lifecycle.sessions import consolidate_ended
-
-    with Stores(load_settings()) as stores:
-        report = consolidate_ended(stores, nightly=args.nightly).as_dict()
-    summary = (
-        f"{report['registered']} new sessions, {report['ended']} ended, {report['consolidated']} consolidated, "
-        f"{report['waiting']} waiting"
-    )
-    _report(report, args.json, summary)
-    return 0
+def _maintenance_jobs() -> dict[str, tuple[str, Any, Any]]:
+    """name -> (help, job(stores, args) -> report, summary(report dict) -> one line)."""
+    return {
+        "decay": (
+            "decay fact confidence; soft-delete facts below the threshold",
+            lambda s, a: _lifecycle("decay").run_decay(s, rate=a.rate, threshold=a.threshold),
+            lambda r: (
+                f"checked {r['checked']} facts: {r['soft_deleted']} soft-deleted, {r['protected']} protected, "
+                f"{r['below_half']} below 0.5, mean confidence {r['mean_confidence']}"
+            ),
+        ),
+        "conflicts": (
+            "find facts that contradict earlier ones about the same entity",
+            lambda s, a: _lifecycle("conflicts").detect_conflicts(s, limit=a.limit),
+            lambda r: f"checked {r['facts_checked']} new facts ({r['detector']}): {r['conflicts_found']} conflicts",
+        ),
+        "enrich": (
+            "re-read facts with few entity links with every known person in mind",
+            lambda s, a: _lifecycle("enrichment").enrich(s, limit=a.limit),
+            lambda r: f"read {r['facts_read']} facts: {r['links_added']} links added to {r['facts_enriched']}",
+        ),
+        "reflect": (
+            "write the weekly reflection (at most one per 6 days)",
+            lambda s, a: _lifecycle("reflection").reflect(s),
+            lambda r: f"reflection {r['status']}: {r['reason'] or r['mental_model_id']}",
+        ),
+        "sessions": (
+            "consolidate sessions that ended",
+            lambda s, a: _lifecycle("sessions").consolidate_ended(s, nightly=a.nightly),
+            lambda r: (
+                f"{r['registered']} new sessions, {r['ended']} ended, {r['consolidated']} consolidated, "
+                f"{r['waiting']} waiting"
+            ),
+        ),
+    }
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
@@ -338,16 +334,10 @@ def _positive(text: str) -> int:
 
 
 def _add_lifecycle_commands(sub: Any) -> None:
-    for name, func, help_text in (
-        ("decay", cmd_decay, "decay fact confidence; soft-delete facts below the threshold"),
-        ("conflicts", cmd_conflicts, "find facts that contradict earlier ones about the same entity"),
-        ("enrich", cmd_enrich, "re-read facts with few entity links with every known person in mind"),
-        ("reflect", cmd_reflect, "write the weekly reflection (at most one per 6 days)"),
-        ("sessions", cmd_sessions, "consolidate sessions that ended"),
-    ):
+    for name, (help_text, job, summary) in _maintenance_jobs().items():
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--json", action="store_true")
-        p.set_defaults(func=func)
+        p.set_defaults(func=cmd_maintenance, job=job, summary=summary)
         if name == "decay":
             p.add_argument("--rate", type=float, help="per day (default NEXUS_DECAY_RATE, 0.01)")
             p.add_argument("--threshold", type=float, help="soft-delete below this (default 0.05)")

@@ -170,3 +170,21 @@ def chunked(values: Sequence[str], size: int = 500) -> Iterator[list[str]]:
     """`values` in lists of at most `size`: IN lists stay under SQLite's variable limit."""
     for start in range(0, len(values), size):
         yield list(values[start : start + size])
+
+
+def column_in(conn: Connection, sql: str, values: Sequence[str], *leading: Any) -> list[Any]:
+    """The first column of `sql` over all `values`, chunked: each IN ({marks}) list of `sql` gets a chunk,
+    after the `leading` parameters. Duplicates are dropped, first-seen order kept."""
+    out: list[Any] = []
+    for part in chunked(list(dict.fromkeys(values))):
+        out += [r[0] for r in conn.execute(*_in_lists(sql, part, leading))]
+    return list(dict.fromkeys(out))
+
+
+def execute_in(conn: Connection, sql: str, values: Sequence[str], *leading: Any) -> int:
+    """A write whose IN ({marks}) lists take all `values`, chunked; returns the rows it changed."""
+    return sum(conn.execute(*_in_lists(sql, part, leading)).rowcount for part in chunked(list(dict.fromkeys(values))))
+
+
+def _in_lists(sql: str, part: list[str], leading: Sequence[Any]) -> tuple[str, list[Any]]:
+    return sql.replace("{marks}", placeholders(part)), [*leading, *(part * sql.count("{marks}"))]

@@ -9,12 +9,14 @@
 Each op's output metadata says what changed; the same counts are in lifecycle_runs / deletion_log.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import dagster as dg
 
 from nexus_memory.lifecycle import conflicts, decay, enrichment, reflection, sessions
 from nexus_memory.lifecycle.forget import Target, forget
+from nexus_memory.stores import Stores
 from nexus_memory_assets.assets import SQLITE_POOL
 from resources import StoresResource
 
@@ -29,23 +31,31 @@ def metadata(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def run(stores: StoresResource, job: Callable[[Stores], Any]) -> Any:
+    """One lifecycle call on freshly opened stores; returns its report."""
+    with stores.open() as opened:
+        return job(opened)
+
+
+def output(value: Any, report: Any) -> dg.Output:
+    return dg.Output(value, metadata=metadata(report.as_dict()))
+
+
 @dg.op(pool=SQLITE_POOL)
 def enrich_entities(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output[int]:
     """Re-read facts with few entity links with every known person in mind; each fact once."""
-    with stores.open() as opened:
-        report = enrichment.enrich(opened)
+    report = run(stores, enrichment.enrich)
     context.log.info(f"enrichment: {report.facts_read} facts read, {report.links_added} links added")
-    return dg.Output(report.links_added, metadata=metadata(report.as_dict()))
+    return output(report.links_added, report)
 
 
 @dg.op(pool=SQLITE_POOL, ins={"after": dg.In(dg.Nothing)})
 def detect_conflicts(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output[int]:
     """Facts written since the last run that contradict earlier ones about the same entity."""
-    with stores.open() as opened:
-        report = conflicts.detect_conflicts(opened)
+    report = run(stores, conflicts.detect_conflicts)
     for failure in report.failures[:20]:
         context.log.warning(f"conflict check failed (retried next run): {failure}")
-    return dg.Output(report.conflicts_found, metadata=metadata(report.as_dict()))
+    return output(report.conflicts_found, report)
 
 
 @dg.job(description="Entity enrichment, then conflict detection (nexus-memory enrich / conflicts).")
@@ -56,10 +66,9 @@ def nightly_enrichment() -> None:
 @dg.op(pool=SQLITE_POOL)
 def apply_decay(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output[int]:
     """confidence x exp(-rate x days since last access); below the threshold a fact is soft-deleted."""
-    with stores.open() as opened:
-        report = decay.run_decay(opened)
+    report = run(stores, decay.run_decay)
     context.log.info(f"decay: {report.soft_deleted} facts soft-deleted of {report.checked}")
-    return dg.Output(report.soft_deleted, metadata=metadata(report.as_dict()))
+    return output(report.soft_deleted, report)
 
 
 @dg.job(description="Decay every fact's confidence; soft-delete those below the threshold (nexus-memory decay).")
@@ -70,10 +79,9 @@ def nightly_decay() -> None:
 @dg.op(pool=SQLITE_POOL)
 def write_reflection(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output[str]:
     """The weekly reflection, or why it was skipped."""
-    with stores.open() as opened:
-        report = reflection.reflect(opened)
+    report = run(stores, reflection.reflect)
     context.log.info(f"reflection {report.status}: {report.reason or report.mental_model_id}")
-    return dg.Output(report.status, metadata=metadata(report.as_dict()))
+    return output(report.status, report)
 
 
 @dg.job(description="The weekly reflection, get_context's 'Weekly insight' (nexus-memory reflect).")
@@ -92,11 +100,10 @@ def consolidate_sessions(
     context: dg.OpExecutionContext, config: SessionConfig, stores: StoresResource
 ) -> dg.Output[int]:
     """Sessions that ended are consolidated; sessions_consolidations records it."""
-    with stores.open() as opened:
-        report = sessions.consolidate_ended(opened, nightly=config.nightly)
+    report = run(stores, lambda opened: sessions.consolidate_ended(opened, nightly=config.nightly))
     if report.waiting and report.consolidation is None:
         context.log.warning(f"{report.waiting} ended sessions wait: this build has no consolidation layer")
-    return dg.Output(report.consolidated, metadata=metadata(report.as_dict()))
+    return output(report.consolidated, report)
 
 
 @dg.job(description="Consolidate sessions that ended (a newer session started, or the nightly run).")
@@ -116,10 +123,10 @@ class ForgetConfig(dg.Config):
 @dg.op(pool=SQLITE_POOL)
 def forget_target(context: dg.OpExecutionContext, config: ForgetConfig, stores: StoresResource) -> dg.Output[str]:
     """Forget it everywhere, leaving no trace in the bytes; metadata: rows removed per store."""
-    with stores.open() as opened:
-        result = forget(
-            opened, Target(config.kind, config.value), requested_by=config.requested_by, reason=config.reason or None
-        )
+    target = Target(config.kind, config.value)
+    result = run(
+        stores, lambda opened: forget(opened, target, requested_by=config.requested_by, reason=config.reason or None)
+    )
     if result.status != "scrubbed":
         context.log.warning(f"rows removed, but the byte scrub did not finish: {result.scrub}")
     return dg.Output(

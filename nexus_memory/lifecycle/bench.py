@@ -25,7 +25,11 @@ from nexus_memory.lifecycle.forget import Target, forget
 from nexus_memory.stores import Stores
 from nexus_memory.vector_index import build_ivf, create_vec_table, embedding_id, insert_vec_rows, to_blob
 
-WORDS = ["garden", "coffee", "hiking", "report", "budget", "piano", "travel", "doctor", "school", "project", "dinner", "weekend", "concert", "deadline", "birthday", "recipe", "meeting", "flight", "museum", "invoice", "bicycle", "library", "cousin", "holiday", "apartment"]
+WORDS = (
+    *("garden", "coffee", "hiking", "report", "budget", "piano", "travel", "doctor", "school", "project"),
+    *("dinner", "weekend", "concert", "deadline", "birthday", "recipe", "meeting", "flight", "museum"),
+    *("invoice", "bicycle", "library", "cousin", "holiday", "apartment"),
+)
 EPISODE_EVENTS = 50
 DIMENSION = 384
 MODEL = "bench-random"

@@ -37,17 +37,13 @@ class StaleMarks:
 
 def observations_of(conn: db.Connection, fact_ids: Sequence[str]) -> list[str]:
     """Current observation versions (no newer version) that rest on any of these facts."""
-    found: list[str] = []
-    for part in db.chunked(list(dict.fromkeys(fact_ids))):
-        found += [
-            r[0]
-            for r in conn.execute(
-                f"""SELECT DISTINCT r.id FROM observation_facts o JOIN analysis_runs r ON r.id = o.analysis_run_id
-                    WHERE o.fact_id IN ({db.placeholders(part)}) AND r.analysis_type_id = ? AND {_CURRENT_RUN}""",
-                [*part, OBSERVATION_TYPE],
-            )
-        ]
-    return list(dict.fromkeys(found))
+    return db.column_in(
+        conn,
+        f"""SELECT DISTINCT r.id FROM observation_facts o JOIN analysis_runs r ON r.id = o.analysis_run_id
+            WHERE r.analysis_type_id = ? AND {_CURRENT_RUN} AND o.fact_id IN ({{marks}})""",
+        fact_ids,
+        OBSERVATION_TYPE,
+    )
 
 
 def facts_to_reconsolidate(conn: db.Connection, observation_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -70,26 +66,21 @@ def facts_to_reconsolidate(conn: db.Connection, observation_ids: Sequence[str]) 
 def mark_stale(conn: db.Connection, fact_ids: Sequence[str], entity_ids: Iterable[str] = ()) -> StaleMarks:
     """Observations resting on these facts, and mental models about their entities (or `entity_ids`), go stale."""
     marks = StaleMarks()
-    observations = observations_of(conn, fact_ids)
-    for part in db.chunked(observations):
-        marks.observations += conn.execute(
-            f"UPDATE analysis_runs SET is_stale = 1 WHERE is_stale = 0 AND id IN ({db.placeholders(part)})", part
-        ).rowcount
-    entities = set(entity_ids)
-    for part in db.chunked(list(dict.fromkeys(fact_ids))):
-        entities.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT DISTINCT entity_id FROM fact_entities WHERE fact_id IN ({db.placeholders(part)})", part
-            )
-        )
-    for part in db.chunked(sorted(entities)):
-        marks.mental_models += conn.execute(
-            f"""UPDATE mental_models SET is_stale = 1 WHERE id IN (
-                    SELECT m.id FROM mental_models m WHERE m.is_stale = 0 AND {_CURRENT_MODEL}
-                    AND m.entity_id IN ({db.placeholders(part)}))""",
-            part,
-        ).rowcount
+    marks.observations = db.execute_in(
+        conn,
+        "UPDATE analysis_runs SET is_stale = 1 WHERE is_stale = 0 AND id IN ({marks})",
+        observations_of(conn, fact_ids),
+    )
+    entities = set(entity_ids) | set(
+        db.column_in(conn, "SELECT DISTINCT entity_id FROM fact_entities WHERE fact_id IN ({marks})", fact_ids)
+    )
+    marks.mental_models = db.execute_in(
+        conn,
+        f"""UPDATE mental_models SET is_stale = 1 WHERE id IN (
+                SELECT m.id FROM mental_models m
+                WHERE m.is_stale = 0 AND {_CURRENT_MODEL} AND m.entity_id IN ({{marks}}))""",
+        sorted(entities),
+    )
     return marks
 
 

@@ -35,40 +35,19 @@ class DerivedChanges:
 def delete_observations(conn: db.Connection, plan: ForgetPlan, episode_ids: Sequence[str]) -> DerivedChanges:
     """Delete observation versions resting on forgotten facts or removed episodes (module docstring)."""
     changes = DerivedChanges()
-    runs: set[str] = set()
-    for part in db.chunked(list(plan.fact_ids)):
-        runs.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT DISTINCT analysis_run_id FROM observation_facts WHERE fact_id IN ({db.placeholders(part)})",
-                part,
-            )
-        )
-    for part in db.chunked(list(episode_ids)):
-        runs.update(
-            r[0]
-            for r in conn.execute(f"SELECT id FROM analysis_runs WHERE episode_id IN ({db.placeholders(part)})", part)
-        )
+    runs = db.column_in(conn, "SELECT analysis_run_id FROM observation_facts WHERE fact_id IN ({marks})", plan.fact_ids)
+    runs += db.column_in(conn, "SELECT id FROM analysis_runs WHERE episode_id IN ({marks})", episode_ids)
     if not runs:
         return changes
     doomed_facts = set(plan.fact_ids)
-    for part in db.chunked(sorted(runs)):
-        others = [
-            r[0]
-            for r in conn.execute(
-                f"SELECT DISTINCT fact_id FROM observation_facts WHERE analysis_run_id IN ({db.placeholders(part)})",
-                part,
-            )
-            if r[0] not in doomed_facts
-        ]
-        for chunk in db.chunked(others):
-            changes.facts_requeued += conn.execute(
-                f"UPDATE facts SET is_consolidated = 0 WHERE id IN ({db.placeholders(chunk)})", chunk
-            ).rowcount
-    _unlink_versions(conn, "analysis_runs", runs)
-    changes.observations_deleted = sorted(runs)
-    for part in db.chunked(changes.observations_deleted):
-        conn.execute(f"DELETE FROM analysis_runs WHERE id IN ({db.placeholders(part)})", part)
+    members = db.column_in(conn, "SELECT fact_id FROM observation_facts WHERE analysis_run_id IN ({marks})", runs)
+    changes.facts_requeued = db.execute_in(
+        conn,
+        "UPDATE facts SET is_consolidated = 0 WHERE id IN ({marks})",
+        [f for f in members if f not in doomed_facts],
+    )
+    changes.observations_deleted = sorted(set(runs))
+    _delete_versions(conn, "analysis_runs", changes.observations_deleted)
     return changes
 
 
@@ -76,33 +55,22 @@ def delete_mental_models(
     conn: db.Connection, plan: ForgetPlan, changes: DerivedChanges, episode_ids: Sequence[str]
 ) -> None:
     """Delete mental model versions about forgotten entities, built on forgotten sources or quoting them."""
-    models: set[str] = set()
-    for part in db.chunked(plan.entity_ids):
-        models.update(
-            r[0]
-            for r in conn.execute(f"SELECT id FROM mental_models WHERE entity_id IN ({db.placeholders(part)})", part)
-        )
+    models = db.column_in(conn, "SELECT id FROM mental_models WHERE entity_id IN ({marks})", plan.entity_ids)
     if _has_table(conn, "mental_model_sources"):
         sources = (("fact", plan.fact_ids), ("observation", changes.observations_deleted), ("episode", episode_ids))
         for source_type, ids in sources:
-            for part in db.chunked(list(ids)):
-                models.update(
-                    r[0]
-                    for r in conn.execute(
-                        f"""SELECT mental_model_id FROM mental_model_sources
-                            WHERE source_type = ? AND source_id IN ({db.placeholders(part)})""",
-                        [source_type, *part],
-                    )
-                )
+            models += db.column_in(
+                conn,
+                "SELECT mental_model_id FROM mental_model_sources WHERE source_type = ? AND source_id IN ({marks})",
+                ids,
+                source_type,
+            )
     quoted = quotes_forgotten(plan)
     if quoted is not None:
-        for model_id, name, description in conn.execute("SELECT id, name, description FROM mental_models"):
-            if quoted(f"{name}\n{description}"):
-                models.add(model_id)
-    _unlink_versions(conn, "mental_models", models)
-    changes.mental_models_deleted = sorted(models)
-    for part in db.chunked(changes.mental_models_deleted):
-        conn.execute(f"DELETE FROM mental_models WHERE id IN ({db.placeholders(part)})", part)
+        rows = conn.execute("SELECT id, name, description FROM mental_models").fetchall()
+        models += [r[0] for r in rows if quoted(f"{r[1]}\n{r[2]}")]
+    changes.mental_models_deleted = sorted(set(models))
+    _delete_versions(conn, "mental_models", changes.mental_models_deleted)
 
 
 def rare_words(conn: db.Connection, plan: ForgetPlan) -> list[str]:
@@ -129,18 +97,23 @@ def quotes_forgotten(plan: ForgetPlan) -> Callable[[str], bool] | None:
     return quotes
 
 
-def _unlink_versions(conn: db.Connection, table: str, doomed: set[str]) -> None:
-    """Versions that point (parent_id) at a doomed version point at its nearest surviving ancestor, and go stale."""
-    for version_id in sorted(doomed):
+def _delete_versions(conn: db.Connection, table: str, doomed: list[str]) -> None:
+    """Delete versions (parent_id chains); a surviving version that pointed at a deleted one points at its
+    nearest surviving ancestor instead, and it and that ancestor are marked stale."""
+    gone = set(doomed)
+    for version_id in doomed:
         ancestor = conn.execute(f"SELECT parent_id FROM {table} WHERE id = ?", (version_id,)).fetchone()[0]
-        while ancestor is not None and ancestor in doomed:
+        while ancestor is not None and ancestor in gone:
             ancestor = conn.execute(f"SELECT parent_id FROM {table} WHERE id = ?", (ancestor,)).fetchone()[0]
         children = [r[0] for r in conn.execute(f"SELECT id FROM {table} WHERE parent_id = ?", (version_id,))]
         for child in children:
-            if child not in doomed:
+            if child not in gone:
                 conn.execute(f"UPDATE {table} SET parent_id = ?, is_stale = 1 WHERE id = ?", (ancestor, child))
         if ancestor is not None:
             conn.execute(f"UPDATE {table} SET is_stale = 1 WHERE id = ?", (ancestor,))
+    # Detached from each other first, so chunked deletes never leave a version pointing at a deleted one.
+    db.execute_in(conn, f"UPDATE {table} SET parent_id = NULL WHERE id IN ({{marks}})", doomed)
+    db.execute_in(conn, f"DELETE FROM {table} WHERE id IN ({{marks}})", doomed)
 
 
 def _has_table(conn: db.Connection, name: str) -> bool:

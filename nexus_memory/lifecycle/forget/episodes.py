@@ -26,15 +26,10 @@ class EpisodeChanges:
 
 
 def episodes_holding(conn: db.Connection, event_ids: Sequence[str]) -> list[str]:
-    found: set[str] = set()
-    for part in db.chunked(list(event_ids)):
-        found.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT DISTINCT episode_id FROM episode_events WHERE event_id IN ({db.placeholders(part)})", part
-            )
-        )
-    return sorted(found)
+    """Every episode version that lists one of these events."""
+    return sorted(
+        db.column_in(conn, "SELECT DISTINCT episode_id FROM episode_events WHERE event_id IN ({marks})", event_ids)
+    )
 
 
 def rebuild_without(conn: db.Connection, event_ids: Sequence[str], forgotten_entities: Sequence[str]) -> EpisodeChanges:
@@ -54,13 +49,10 @@ def rebuild_without(conn: db.Connection, event_ids: Sequence[str], forgotten_ent
             if new_id:
                 changes.created.append(new_id)
             replacements[episode_id] = new_id
-    for part in db.chunked(changes.removed):
-        marks = db.placeholders(part)
-        # Versions outside the doomed set that point at a doomed one (none, unless history was edited) re-point.
-        conn.execute(
-            f"UPDATE episodes SET parent_id = NULL WHERE parent_id IN ({marks}) AND id NOT IN ({marks})", [*part, *part]
-        )
-        conn.execute(f"DELETE FROM episodes WHERE id IN ({marks})", part)
+    # New versions point at the nearest surviving ancestor; the removed ones are detached from each other first,
+    # so chunked deletes never leave a version pointing at a deleted one.
+    db.execute_in(conn, "UPDATE episodes SET parent_id = NULL WHERE id IN ({marks})", changes.removed)
+    db.execute_in(conn, "DELETE FROM episodes WHERE id IN ({marks})", changes.removed)
     return changes
 
 

@@ -17,61 +17,57 @@ def fact_links(conn: db.Connection, fact_ids: Sequence[str]) -> list[tuple[str, 
     """(fact_id, entity_id) of every link of these facts (read before they go: co-occurrences need them)."""
     links: list[tuple[str, str]] = []
     for part in db.chunked(list(fact_ids)):
+        marks = db.placeholders(part)
         links += [
-            (r[0], r[1])
-            for r in conn.execute(
-                f"SELECT fact_id, entity_id FROM fact_entities WHERE fact_id IN ({db.placeholders(part)})", part
-            )
+            tuple(r)
+            for r in conn.execute(f"SELECT fact_id, entity_id FROM fact_entities WHERE fact_id IN ({marks})", part)
         ]
     return links
 
 
 def delete_facts(conn: db.Connection, fact_ids: Sequence[str]) -> dict[str, int]:
     """Delete the facts (and by cascade their links and state); returns rows removed per table."""
-    counts = {"facts": 0, "fact_entities": 0, "causal_links": 0}
-    for part in db.chunked(list(fact_ids)):
-        marks = db.placeholders(part)
-        counts["fact_entities"] += conn.execute(
-            f"SELECT count(*) FROM fact_entities WHERE fact_id IN ({marks})", part
-        ).fetchone()[0]
-        counts["causal_links"] += conn.execute(
-            f"SELECT count(*) FROM causal_links WHERE from_fact_id IN ({marks}) OR to_fact_id IN ({marks})",
-            [*part, *part],
-        ).fetchone()[0]
-        # A surviving fact corrected by a forgotten one stays hidden (it was wrong), without a dangling link.
-        conn.execute(f"UPDATE fact_state SET superseded_by = NULL WHERE superseded_by IN ({marks})", part)
-        counts["facts"] += conn.execute(f"DELETE FROM facts WHERE id IN ({marks})", part).rowcount
+    counts = {
+        "fact_entities": len(fact_links(conn, fact_ids)),
+        "causal_links": len(
+            db.column_in(
+                conn,
+                "SELECT from_fact_id || char(9) || to_fact_id FROM causal_links WHERE from_fact_id IN ({marks}) "
+                "UNION SELECT from_fact_id || char(9) || to_fact_id FROM causal_links WHERE to_fact_id IN ({marks})",
+                fact_ids,
+            )
+        ),
+    }
+    # A surviving fact corrected by a forgotten one stays hidden (it was wrong), without a dangling link.
+    db.execute_in(conn, "UPDATE fact_state SET superseded_by = NULL WHERE superseded_by IN ({marks})", fact_ids)
+    counts["facts"] = db.execute_in(conn, "DELETE FROM facts WHERE id IN ({marks})", fact_ids)
     return counts
 
 
 def delete_event_rows(conn: db.Connection, event_ids: Sequence[str]) -> dict[str, int]:
     """Turn labels and processing-log rows of forgotten events."""
-    counts = {"turn_labels": 0, "memory_processing_log": 0}
-    for part in db.chunked(list(event_ids)):
-        marks = db.placeholders(part)
-        for table in counts:
-            counts[table] += conn.execute(f"DELETE FROM {table} WHERE event_id IN ({marks})", part).rowcount
-    return counts
+    return {
+        table: db.execute_in(conn, f"DELETE FROM {table} WHERE event_id IN ({{marks}})", event_ids)
+        for table in ("turn_labels", "memory_processing_log")
+    }
 
 
 def drop_entity_references(conn: db.Connection, entity_ids: Sequence[str]) -> dict[str, int]:
     """Rows of memory.db that name forgotten entities: episode mentions, facets, turn-label entity lists."""
-    counts = {"episode_entity_mentions": 0, "facets": 0, "turn_labels_edited": 0}
+    counts = {
+        table: db.execute_in(conn, f"DELETE FROM {table} WHERE entity_id IN ({{marks}})", entity_ids)
+        for table in ("episode_entity_mentions", "facets")
+    }
     doomed = set(entity_ids)
-    for part in db.chunked(list(entity_ids)):
-        marks = db.placeholders(part)
-        counts["episode_entity_mentions"] += conn.execute(
-            f"DELETE FROM episode_entity_mentions WHERE entity_id IN ({marks})", part
-        ).rowcount
-        counts["facets"] += conn.execute(f"DELETE FROM facets WHERE entity_id IN ({marks})", part).rowcount
-    for part in db.chunked(list(entity_ids)):
-        rows = conn.execute(
-            f"""SELECT DISTINCT t.event_id, t.entity_ids FROM turn_labels t, json_each(t.entity_ids) j
-                WHERE json_valid(t.entity_ids) AND j.value IN ({db.placeholders(part)})""",
-            part,
-        ).fetchall()
-        for event_id, entity_json in rows:
-            kept = [e for e in json.loads(entity_json) if e not in doomed]
-            conn.execute("UPDATE turn_labels SET entity_ids = ? WHERE event_id = ?", (json.dumps(kept), event_id))
-            counts["turn_labels_edited"] += 1
+    labels = db.column_in(
+        conn,
+        """SELECT t.event_id FROM turn_labels t, json_each(t.entity_ids) j
+           WHERE json_valid(t.entity_ids) AND j.value IN ({marks})""",
+        entity_ids,
+    )
+    for event_id in labels:
+        entity_json = conn.execute("SELECT entity_ids FROM turn_labels WHERE event_id = ?", (event_id,)).fetchone()[0]
+        kept = [e for e in json.loads(entity_json) if e not in doomed]
+        conn.execute("UPDATE turn_labels SET entity_ids = ? WHERE event_id = ?", (json.dumps(kept), event_id))
+    counts["turn_labels_edited"] = len(labels)
     return counts

@@ -36,38 +36,29 @@ def uncount_links(conn: db.Connection, links: Sequence[tuple[str, str]], forgott
 
 def delete_entities(conn: db.Connection, entity_ids: Sequence[str], fact_ids: Sequence[str]) -> dict[str, int]:
     """Delete forgotten entities and every identity row that names them (children before parents)."""
-    counts: dict[str, int] = Counter()
-    for part in db.chunked(list(fact_ids)):
-        counts["merge_journal_items"] += conn.execute(
-            f"DELETE FROM merge_journal_items WHERE kind = 'fact' AND item IN ({db.placeholders(part)})", part
-        ).rowcount
-    for part in db.chunked(list(entity_ids)):
-        marks = db.placeholders(part)
-        both = [*part, *part]
-        sessions = [r[0] for r in conn.execute(f"SELECT id FROM sessions WHERE entity_id IN ({marks})", part)]
-        statements = {
-            "merge_journal": (f"DELETE FROM merge_journal WHERE winner_id IN ({marks}) OR loser_id IN ({marks})", both),
-            "merge_candidates": (
-                f"DELETE FROM merge_candidates WHERE entity_a_id IN ({marks}) OR entity_b_id IN ({marks})",
-                both,
-            ),
-            "aliases": (f"DELETE FROM aliases WHERE entity_id IN ({marks})", part),
-            "entity_tags": (f"DELETE FROM entity_tags WHERE entity_id IN ({marks})", part),
-            "entity_cooccurrences": (
-                f"DELETE FROM entity_cooccurrences WHERE entity_a IN ({marks}) OR entity_b IN ({marks})",
-                both,
-            ),
-            "contacts": (f"DELETE FROM contacts WHERE entity_id IN ({marks})", part),
-            "session_aliases": (
-                f"DELETE FROM session_aliases WHERE entity_id IN ({marks}) OR via_merge_of IN ({marks})"
-                f" OR session_id IN ({db.placeholders(sessions) or 'NULL'})",
-                [*both, *sessions],
-            ),
-            "sessions": (f"DELETE FROM sessions WHERE entity_id IN ({marks})", part),
-        }
-        for table, (sql, args) in statements.items():
-            counts[table] += conn.execute(sql, args).rowcount
-    # One statement, so entities merged into each other inside the set satisfy their foreign keys at its end.
-    for part in db.chunked(list(entity_ids)):
-        counts["entities"] += conn.execute(f"DELETE FROM entities WHERE id IN ({db.placeholders(part)})", part).rowcount
-    return dict(counts)
+    counts: dict[str, int] = {
+        "merge_journal_items": db.execute_in(
+            conn, "DELETE FROM merge_journal_items WHERE kind = 'fact' AND item IN ({marks})", fact_ids
+        )
+    }
+    sessions = db.column_in(conn, "SELECT id FROM sessions WHERE entity_id IN ({marks})", entity_ids)
+    counts["session_aliases"] = db.execute_in(
+        conn, "DELETE FROM session_aliases WHERE session_id IN ({marks})", sessions
+    )
+    for table, columns in (
+        ("merge_journal", ("winner_id", "loser_id")),
+        ("merge_candidates", ("entity_a_id", "entity_b_id")),
+        ("aliases", ("entity_id",)),
+        ("entity_tags", ("entity_id",)),
+        ("entity_cooccurrences", ("entity_a", "entity_b")),
+        ("contacts", ("entity_id",)),
+        ("session_aliases", ("entity_id", "via_merge_of")),
+        ("sessions", ("entity_id",)),
+    ):
+        counts[table] = counts.get(table, 0) + sum(
+            db.execute_in(conn, f"DELETE FROM {table} WHERE {column} IN ({{marks}})", entity_ids) for column in columns
+        )
+    # Detached from each other first, so chunked deletes never leave an entity merged into a deleted one.
+    db.execute_in(conn, "UPDATE entities SET merged_into = NULL WHERE id IN ({marks})", entity_ids)
+    counts["entities"] = db.execute_in(conn, "DELETE FROM entities WHERE id IN ({marks})", entity_ids)
+    return {k: v for k, v in counts.items() if v}

@@ -14,22 +14,16 @@ MIN_KEY_CHARS = 8  # shorter forgotten strings are not searched for inside rejec
 
 def delete_ledger_rows(conn: db.Connection, plan: ForgetPlan, request_id: str, now: int) -> dict[str, int]:
     counts: Counter[str] = Counter()
-    for part in db.chunked(plan.event_ids):
-        counts["derived_events"] += conn.execute(
-            f"DELETE FROM derived_events WHERE source_event_id IN ({db.placeholders(part)})", part
-        ).rowcount
-    for part in db.chunked(plan.entity_ids):
-        counts["derived_events"] += conn.execute(
-            f"DELETE FROM derived_events WHERE entity_id IN ({db.placeholders(part)})", part
-        ).rowcount
+    counts["derived_events"] = db.execute_in(
+        conn, "DELETE FROM derived_events WHERE source_event_id IN ({marks})", plan.event_ids
+    ) + db.execute_in(conn, "DELETE FROM derived_events WHERE entity_id IN ({marks})", plan.entity_ids)
     counts["event_rejects"] = delete_rejects(conn, plan)
     # The events' immutability trigger lets a row go only while its id is authorised (events_lifecycle.sql).
     conn.executemany(
         "INSERT INTO forget_authorizations (event_id, request_id, created_at) VALUES (?, ?, ?)",
         [(event_id, request_id, now) for event_id in plan.event_ids],
     )
-    for part in db.chunked(plan.event_ids):
-        counts["events"] += conn.execute(f"DELETE FROM events WHERE id IN ({db.placeholders(part)})", part).rowcount
+    counts["events"] = db.execute_in(conn, "DELETE FROM events WHERE id IN ({marks})", plan.event_ids)
     conn.execute("DELETE FROM forget_authorizations WHERE request_id = ?", (request_id,))
     return dict(counts)
 

@@ -108,30 +108,12 @@ def _exists(conn: db.Connection, table: str, row_id: str) -> bool:
 
 
 def _facts_of_events(conn: db.Connection, event_ids: Sequence[str]) -> list[str]:
-    found: list[str] = []
-    for part in db.chunked(event_ids):
-        found += [
-            r[0]
-            for r in conn.execute(
-                f"SELECT id FROM facts WHERE source_event_id IN ({db.placeholders(part)})",
-                part,
-            )
-        ]
-    return found
+    return db.column_in(conn, "SELECT id FROM facts WHERE source_event_id IN ({marks})", event_ids)
 
 
 def _source_events(conn: db.Connection, fact_ids: Iterable[str]) -> list[str]:
-    found: list[str] = []
-    for part in db.chunked(sorted(fact_ids)):
-        found += [
-            r[0]
-            for r in conn.execute(
-                f"SELECT DISTINCT source_event_id FROM facts WHERE id IN ({db.placeholders(part)}) "
-                "AND source_event_id IS NOT NULL",
-                part,
-            )
-        ]
-    return found
+    sql = "SELECT source_event_id FROM facts WHERE id IN ({marks}) AND source_event_id IS NOT NULL"
+    return db.column_in(conn, sql, sorted(fact_ids))
 
 
 def _entity_family(conn: db.Connection, value: str) -> list[str]:
@@ -234,14 +216,7 @@ def _orphans(conn: db.Connection, fact_ids: Sequence[str]) -> list[str]:
     if not fact_ids:
         return []
     doomed = set(fact_ids)
-    linked: set[str] = set()
-    for part in db.chunked(list(fact_ids)):
-        linked.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT DISTINCT entity_id FROM fact_entities WHERE fact_id IN ({db.placeholders(part)})", part
-            )
-        )
+    linked = db.column_in(conn, "SELECT DISTINCT entity_id FROM fact_entities WHERE fact_id IN ({marks})", fact_ids)
     orphans = []
     for entity_id in sorted(linked):
         row = conn.execute(
@@ -263,9 +238,6 @@ def _orphans(conn: db.Connection, fact_ids: Sequence[str]) -> list[str]:
 
 
 def _texts(conn: db.Connection, event_ids: Sequence[str], fact_ids: Sequence[str]) -> list[str]:
-    texts: list[str] = []
-    for part in db.chunked(list(event_ids)):
-        texts += [r[0] for r in conn.execute(f"SELECT content FROM events WHERE id IN ({db.placeholders(part)})", part)]
-    for part in db.chunked(list(fact_ids)):
-        texts += [r[0] for r in conn.execute(f"SELECT text FROM facts WHERE id IN ({db.placeholders(part)})", part)]
+    texts = db.column_in(conn, "SELECT content FROM events WHERE id IN ({marks})", event_ids)
+    texts += db.column_in(conn, "SELECT text FROM facts WHERE id IN ({marks})", fact_ids)
     return [t for t in dict.fromkeys(texts) if t and t.strip()]
