@@ -10,7 +10,7 @@ import pytest
 
 from nexus_memory.events import Event
 from nexus_memory.writer import bench_extract
-from nexus_memory.writer.offline import (
+from nexus_memory.writer.extractor import (
     EntityMention,
     Extraction,
     annotate_relative_dates,

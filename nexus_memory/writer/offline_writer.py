@@ -14,7 +14,7 @@ from nexus_memory import identity
 from nexus_memory.events import Event
 from nexus_memory.ids import now_ms, stable_id
 from nexus_memory.writer.base import EpisodeInput, WriteResult
-from nexus_memory.writer.offline import EntityMention, Extraction, extract
+from nexus_memory.writer.extractor import EntityMention, Extraction, extract
 from nexus_memory.writer.tools import WriterTools
 
 DERIVED_KINDS = ("decision", "action_item", "commitment", "preference_stated", "correction")
@@ -23,7 +23,7 @@ _TOPIC_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
 
 class OfflineWriter:
-    """Applies `offline.extract` to an episode through the writer tools."""
+    """Applies the rule-based `extractor.extract` to an episode through the writer tools."""
 
     name = "offline"
 
