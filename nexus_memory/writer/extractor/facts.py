@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ from nexus_memory.writer.extractor.results import (
 from nexus_memory.writer.extractor.sentences import (
     clean_sentence,
     has_verb,
+    is_clause,
     is_ephemeral,
     is_informative,
     photo_fact,
@@ -45,16 +47,15 @@ def extract(
     """Extract facts, causal pairs, contacts and introductions from `events` (new, in time order).
 
     `context` holds earlier events of the thread: they help resolve who "you" is and which names are
-    known, and introductions in them name their senders, but no facts are taken from them.
-    `speaker_names` maps sender_id -> best known real name (falls back to sender_name, then sender_id).
+    known, but no facts are taken from them. `speaker_names` maps sender_id -> the name a person has
+    accepted for that sender (falls back to sender_name, then sender_id). A name a sender gives
+    for themself ("I'm Priya") is a claim: it becomes a fact and an introduction, never the speaker.
     """
     names = NameBook(speaker_names or {})
-    for event in context:
+    for event in [*context, *events]:
         names.learn_event(event)
         for intro in find_introductions(event.content):
-            names.introduce(event.sender_id, intro)
-    for event in events:
-        names.learn_event(event)
+            names.add_known(intro)
 
     result = Extraction()
     previous_sender: str | None = context[-1].sender_id if context else None
@@ -63,6 +64,10 @@ def extract(
         _extract_event(event, names, peer, result)
         previous_sender = event.sender_id
     return result
+
+
+# What joins an introduction to the clause after it: "I'm Priya, I ..." / "I'm Priya and I ...".
+_AFTER_INTRODUCTION_RE = re.compile(r"\s*(?:[,;:\u2014-]+\s*(?:and\s+)?|\s+and\s+)", re.IGNORECASE)
 
 
 @dataclass
@@ -99,14 +104,10 @@ def _extract_event(event: Event, names: NameBook, peer: str | None, result: Extr
     text, captions = split_photos(content)
     splits: list[_Split] = []
     for sentence in split_sentences(text):
-        rewritten = _rewrite_introduction(sentence, intro_names)
-        cleaned = clean_sentence(rewritten, names)
-        if cleaned and is_informative(cleaned, names):
-            splits.append(_split_statement(supply_subject(cleaned), speaker))
-        if rewritten != sentence:
-            # The rest of the message speaks with the introduced name.
-            speaker = intro_names[-1]
-            names.introduce(event.sender_id, speaker)
+        for piece in _claim_introductions(sentence, speaker) if intro_names else [sentence]:
+            cleaned = clean_sentence(piece, names)
+            if cleaned and is_informative(cleaned, names):
+                splits.append(_split_statement(supply_subject(cleaned), speaker))
     for caption in captions:
         splits.append(_Split([_Statement(photo_fact(caption, "I"), speaker, is_photo=True)]))
 
@@ -124,11 +125,29 @@ def _extract_event(event: Event, names: NameBook, peer: str | None, result: Extr
         result.skipped_events.append(event.id)
 
 
-def _rewrite_introduction(sentence: str, intro_names: list[str]) -> str:
-    """'Hey, I'm Marcus' -> 'Hey, my name is Marcus', so the fact reads '<handle>'s name is Marcus'."""
-    if not intro_names:
-        return sentence
-    return INTRO_RE.sub(lambda m: f"my name is {m.group('name')}" if intro_ok(m) else m.group(0), sentence)
+def _claim_introductions(sentence: str, speaker: str) -> list[str]:
+    """A sentence with each introduction written as the claim it is, split off when a clause follows.
+
+    "Hi, I'm Priya Kapoor, I lost my phone" -> ["Hi, I say they are Priya Kapoor", "I lost my phone"], so
+    the facts read "<handle> says they are Priya Kapoor" and "<handle> lost <handle>'s phone". An
+    introduction of the speaker's own name says nothing new and is left out.
+    """
+    pieces: list[str] = []
+    cursor, cut = 0, None
+    for match in INTRO_RE.finditer(sentence):
+        if not intro_ok(match):
+            continue
+        name = match.group("name")
+        same = name.lower() in (speaker.lower(), speaker.split()[0].lower())
+        pieces += [sentence[cursor : match.start()], "" if same else f"I say they are {name}"]
+        cursor = match.end()
+        cut = len("".join(pieces)) if cut is None else cut
+    text = "".join(pieces) + sentence[cursor:]
+    if cut is not None:
+        joint = _AFTER_INTRODUCTION_RE.match(text, cut)
+        if joint and is_clause(text[joint.end() :]):
+            return [text[:cut], capitalise(text[joint.end() :])]
+    return [text]
 
 
 def _split_statement(sentence: str, speaker: str) -> _Split:
@@ -152,7 +171,8 @@ def build_fact(
 ) -> ExtractedFact:
     """Resolve pronouns and dates in a statement and tag its entities and derived kind.
 
-    Contact values the sender stated about themself get the role 'contact_of_sender'.
+    Contact values the sender stated about themself get the role 'contact_of_sender'; a statement of
+    someone else's contact info is attributed to the sender ("<sender> said Sam's number is ...").
     """
     kind = "fact" if statement.is_photo else classify_kind(statement.text)
     resolved, first_person = resolve_pronouns(statement.text, statement.speaker, peer)
@@ -162,8 +182,11 @@ def build_fact(
     if peer:
         people.add(peer)
     mentions_person = first_person or any(contains_word(resolved, name) for name in people)
-    if not mentions_person:
-        resolved = f"{statement.speaker} said {lower_first(resolved, names)}"
+    # Contact info said about someone else is the sender's claim, not a fact about that person.
+    owners = [c.owner for c in contacts if c.owner != "sender" and c.value in statement.text]
+    if owners or not mentions_person:
+        said = resolved if resolved.startswith(tuple(owners)) else lower_first(resolved, names)
+        resolved = f"{statement.speaker} said {said}"
     entities = find_entities(resolved, names, speaker=statement.speaker, peer=peer)
     entities = merge_mentions(entities, [EntityMention(d, "date") for d in [*date_mentions, *explicit]])
     own = {c.value for c in contacts if c.owner == "sender"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from nexus_memory.events import Event
+from nexus_memory.handles import names_another_handle
 
 
 class NameBook:
@@ -12,7 +13,6 @@ class NameBook:
 
     def __init__(self, given: Mapping[str, str]) -> None:
         self.given = dict(given)
-        self.learned: dict[str, str] = {}  # from introductions, override everything
         self.display: dict[str, str] = {}  # from event.sender_name
         self.known: set[str] = set()
         self.first_tokens: set[str] = set()  # first word of each known name ("Ann" of "Ann Lee")
@@ -26,23 +26,23 @@ class NameBook:
             self.first_tokens.add(name.split()[0])
 
     def learn_event(self, event: Event) -> None:
-        """Remember the sender's display name so later events can name them as a peer."""
-        if event.sender_name and event.sender_id not in self.display:
-            self.display[event.sender_id] = event.sender_name
-        self.add_known(self.name_of(event.sender_id))
+        """Remember the sender's display name so later events can name them as a peer.
 
-    def introduce(self, sender_id: str, name: str) -> None:
-        """The sender said their name; use it from now on."""
-        self.learned[sender_id] = name
-        self.add_known(name)
+        A display name shaped like another handle ('anna@example.com' shown by someone else's
+        address) is an impersonation attempt, never a name.
+        """
+        name = event.sender_name
+        if name and event.sender_id not in self.display and not names_another_handle(name, event.sender_id):
+            self.display[event.sender_id] = name
+        self.add_known(self.name_of(event.sender_id))
 
     def name_of(self, sender_id: str) -> str:
         """Best known name for a sender id."""
-        return self.learned.get(sender_id) or self.given.get(sender_id) or self.display.get(sender_id) or sender_id
+        return self.given.get(sender_id) or self.display.get(sender_id) or sender_id
 
     def has(self, sender_id: str) -> bool:
         """True when the id is a sender we have a name for (not just a raw channel id)."""
-        return sender_id in self.learned or sender_id in self.given or sender_id in self.display
+        return sender_id in self.given or sender_id in self.display
 
     def peer_of(self, event: Event, previous_sender: str | None) -> str | None:
         """Who "you" is: the named peer_id, else (in a DM or unknown kind) the previous other speaker."""
