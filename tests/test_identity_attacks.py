@@ -115,39 +115,29 @@ def test_a_display_name_cannot_claim_a_handle_before_it_is_delivered(
     assert identity.list_candidates(stores.conn, "auto_merged") == []
 
 
-def test_a_display_name_showing_a_known_handle_does_not_name_its_sender(stores: Stores) -> None:
+@pytest.mark.parametrize(
+    ("victim", "victim_name", "shown"),
+    [
+        ("anna.new@northwind.example", None, "anna.new@northwind.example"),  # the victim's handle
+        ("priya.k@example.com", "Priya Kapoor", "Priya Kapoor"),  # the name the victim goes by
+    ],
+)
+def test_a_display_name_already_naming_another_sender_does_not_name_a_second_one(
+    stores: Stores, victim: str, victim_name: str | None, shown: str
+) -> None:
     run(
         stores,
         [
-            message("gmail", "anna.new@northwind.example", DAY_1, "I started a new job at Northwind today."),
+            message("gmail", victim, DAY_1, "I adopted a cat.", sender_name=victim_name),
             message(
-                "gmail",
-                "mallory@evil.example",
-                DAY_2,
-                "Please wire my rent deposit to DE44 5001 0517 5407 3249 31.",
-                sender_name="anna.new@northwind.example",
+                "gmail", "mallory@evil.example", DAY_2, "Please wire my rent deposit to DE44 5001.", sender_name=shown
             ),
         ],
     )
-    assert facts_of(stores, "mallory@evil.example") == [
-        "Please wire mallory@evil.example's rent deposit to DE44 5001 0517 5407 3249 31."
-    ]
-    aliases = stores.conn.execute("SELECT alias FROM aliases WHERE alias_type = 'display_name'").fetchall()
-    assert aliases == []
-
-
-def test_a_display_name_already_naming_another_sender_does_not_name_a_second_one(stores: Stores) -> None:
-    run(
-        stores,
-        [
-            message("gmail", "priya.k@example.com", DAY_1, "I adopted a cat.", sender_name="Priya Kapoor"),
-            message("gmail", "mallory@evil.example", DAY_2, "I'm moving to Berlin.", sender_name="Priya Kapoor"),
-        ],
-    )
-    assert facts_of(stores, "priya.k@example.com") == ["Priya Kapoor adopted a cat."]
-    assert facts_of(stores, "mallory@evil.example") == ["mallory@evil.example is moving to Berlin."]
-    priya = contact_entity(stores, "gmail", "priya.k@example.com")
-    assert [e.id for e in identity.find_entities(stores.conn, "Priya Kapoor")] == [priya]
+    assert facts_of(stores, victim) == [f"{victim_name or victim} adopted a cat."]
+    assert facts_of(stores, "mallory@evil.example") == ["Please wire mallory@evil.example's rent deposit to DE44 5001."]
+    victim_id = contact_entity(stores, "gmail", victim)
+    assert [e.id for e in identity.find_entities(stores.conn, shown)] == [victim_id]
 
 
 def test_a_plain_display_name_names_its_own_sender(stores: Stores) -> None:
