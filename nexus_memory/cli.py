@@ -183,15 +183,15 @@ def cmd_rebuild_index(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.kind == "extract":
-        from nexus_memory.writer.bench_extract import run as run_extract
+        from nexus_memory.bench.extract import run as run_extract
 
         result = run_extract(Path(args.data))
     elif args.kind == "locomo":
-        from nexus_memory.bench_locomo import run as run_locomo
+        from nexus_memory.bench.locomo import run as run_locomo
 
         result = run_locomo(Path(args.data), conversations=args.conversations)
     else:
-        from nexus_memory.bench_recall import run as run_recall
+        from nexus_memory.bench.recall import run as run_recall
 
         result = run_recall(args.facts, queries=args.queries)
     _print_json(result) if args.json else print(json.dumps(result, indent=1, default=str))

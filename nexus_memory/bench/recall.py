@@ -1,6 +1,6 @@
 """Latency and recall benchmark of semantic search and of `recall` at scale.
 
-    python -m nexus_memory.bench_recall --facts 100000 --json
+    python -m nexus_memory.bench.recall --facts 100000 --json
 
 Fills a fresh store with synthetic facts: template sentences (so FTS5 has real words), entities
 linked with a Zipf distribution, platforms, threads, as_of spread over six years. Vectors are
