@@ -1,7 +1,7 @@
 """Sentence embeddings (sentence-transformers, offline) and the embedding step of the pipeline.
 
 The canonical vectors live in `embeddings` (one row per target and model, float32 LE blob); the
-search indexes (vec0 table, IVF files) are derived from it by `nexus_memory.vector_index`.
+search indexes (vec0 table, IVF files) are derived from it by `nexus_memory.vectors`.
 torch is imported only when a model is loaded, so importing this module stays cheap.
 """
 
@@ -21,13 +21,11 @@ import numpy as np
 from nexus_memory import db
 from nexus_memory.config import load_settings
 from nexus_memory.query_encoder import OnnxQueryEncoder, load_onnx_encoder
-from nexus_memory.vector_index import (
-    ANN_THRESHOLD,
+from nexus_memory.vectors.index import ANN_THRESHOLD, VectorIndex
+from nexus_memory.vectors.ivf import build_ivf, drop_ann
+from nexus_memory.vectors.vec0 import (
     IndexModelMismatch,
-    VectorSearch,
-    build_ivf,
     create_vec_table,
-    drop_ann,
     index_state,
     indexed_rows_sql,
     insert_vec_rows,
@@ -374,10 +372,10 @@ def embed_pending(
     Writes canonical rows and the search index batch by batch, each batch one transaction
     (encoding happens outside it, so the write lock is held only for the inserts). Idempotent.
     `fact_ids` restricts the facts considered (the per-turn path). Ends with index upkeep
-    (`VectorSearch.maintain`), which builds or folds the IVF index when it is due.
+    (`VectorIndex.maintain`), which builds or folds the IVF index when it is due.
     """
     check_index_model(stores, embedder)
-    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    index = VectorIndex(stores, embedder.model_name, embedder.dimension)
     started = time.perf_counter()
     pending = {
         t: _pending(stores.conn, t, embedder.model_name, fact_ids if t == "fact" else None) for t in target_types
@@ -388,7 +386,7 @@ def embed_pending(
         for start in range(0, len(rows), batch_size):
             batch = rows[start : start + batch_size]
             vectors = embedder.encode([r[1] for r in batch], batch_size=min(batch_size, 64))
-            search.add(
+            index.add(
                 target_type,
                 [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
                 text_hashes={r[0]: text_hash(r[1]) for r in batch},
@@ -397,6 +395,6 @@ def embed_pending(
             by_type[target_type] += len(batch)
             if on_progress:
                 on_progress(done, total)
-        search.maintain(target_type)
+        index.maintain(target_type)
     seconds = time.perf_counter() - started
     return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0, by_type=by_type)

@@ -10,7 +10,7 @@ its sentence's embedding plus a share of another sentence's plus gaussian noise,
 Vectors are written straight into `embeddings` + vec0 with bulk inserts, then the IVF index is
 built from the canonical table the same way `rebuild_index` does.
 
-Measured per query (p50/p95 ms): query embedding + VectorSearch.search (the real path), search
+Measured per query (p50/p95 ms): query embedding + VectorIndex.search (the real path), search
 alone, filtered searches, the exact numpy matmul baseline, sqlite-vec brute force on a subset,
 recall@20 of the IVF answers against exact, `recall` per budget, `get_context`, and a mid recall of
 questions that all name the store's busiest person (embedded with and without the name).
@@ -36,14 +36,9 @@ from nexus_memory.embeddings import Embedder, get_embedder
 from nexus_memory.recall import recall
 from nexus_memory.recall.query_entities import busy_entities
 from nexus_memory.stores import Stores
-from nexus_memory.vector_index import (
-    Filter,
-    VectorSearch,
-    build_ivf,
-    embedding_id,
-    insert_vec_rows,
-    to_blob,
-)
+from nexus_memory.vectors.index import VectorIndex, embedding_id
+from nexus_memory.vectors.ivf import build_ivf
+from nexus_memory.vectors.vec0 import Filter, insert_vec_rows, to_blob
 
 PLATFORMS = ["imessage", "gmail", "discord", "chatgpt", "claude", "agent"]
 PLATFORM_WEIGHTS = [0.35, 0.25, 0.15, 0.1, 0.05, 0.1]
@@ -336,7 +331,7 @@ def measure(
     """Time the search paths and compute recall@k against exact search."""
     rng = np.random.default_rng(seed + 1)
     texts = _queries(rng, queries)
-    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    search = VectorIndex(stores, embedder.model_name, embedder.dimension)
     vectors = data["vectors"]
     for text in texts[:5]:  # warm-up: page cache, lazy loads
         search.search(embedder.encode_query(text), k)
@@ -383,7 +378,7 @@ def measure(
 
 
 def _filtered(
-    search: VectorSearch, data: dict[str, Any], query_vectors: list[np.ndarray], rng: np.random.Generator, k: int
+    search: VectorIndex, data: dict[str, Any], query_vectors: list[np.ndarray], rng: np.random.Generator, k: int
 ) -> dict[str, Any]:
     """Search-only latency and recall@k of filtered queries (filters applied before the top-k)."""
     out: dict[str, Any] = {}

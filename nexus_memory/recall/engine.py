@@ -294,6 +294,6 @@ def _fuse_and_order(
         front = front[: max(1, max_results // 2)]
     with _timed(timings, "mmr"):
         rest = [(k, fused[k]) for k in ordered if k not in front][: max(3 * max_results, 50)]
-        vectors = vectors_for(ctx.vector_search, [*front, *(k for k, _ in rest)])
+        vectors = vectors_for(ctx.vector_index, [*front, *(k for k, _ in rest)])
         picked = mmr(rest, vectors, max_results - len(front), lambda_param=MMR_LAMBDA, preselected=front)
     return fused, [*front, *picked]

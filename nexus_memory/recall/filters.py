@@ -17,7 +17,7 @@ OBSERVATION_TYPE = "observation_v1"
 
 @dataclass(frozen=True)
 class Filters:
-    """Restrictions applied inside every strategy. Time bounds are inclusive (as VectorSearch's)."""
+    """Restrictions applied inside every strategy. Time bounds are inclusive (as VectorIndex's)."""
 
     time_after: int | None = None
     time_before: int | None = None

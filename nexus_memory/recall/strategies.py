@@ -38,7 +38,7 @@ from nexus_memory.stores import Stores
 
 if TYPE_CHECKING:
     from nexus_memory.embeddings import Embedder
-    from nexus_memory.vector_index import VectorSearch
+    from nexus_memory.vectors.index import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class QueryContext:
     types: tuple[str, ...]  # target types in scope
     filters: Filters
     limit: int
-    vector_search: VectorSearch | None = None
+    vector_index: VectorIndex | None = None
     query_vector: np.ndarray | None = None
     # Filters without the window parsed from the query, when that window is a boost (see engine.py).
     any_time: Filters | None = None
@@ -73,16 +73,16 @@ class QueryContext:
 
 
 def semantic_model(ctx: QueryContext, embedder: Embedder | None) -> Embedder | None:
-    """The query model, with ctx.vector_search set; None (semantic skipped) when vectors are unavailable."""
+    """The query model, with ctx.vector_index set; None (semantic skipped) when vectors are unavailable."""
     if not keyword.tokenize(ctx.text):
         return None  # nothing but punctuation/emoji: an embedding of it would match noise
     if embedder is None:
         embedder = default_embedder(ctx.stores)
         if embedder is None:
             return None
-    from nexus_memory.vector_index import VectorSearch
+    from nexus_memory.vectors.index import VectorIndex
 
-    ctx.vector_search = VectorSearch(ctx.stores, embedder.model_name, embedder.dimension)
+    ctx.vector_index = VectorIndex(ctx.stores, embedder.model_name, embedder.dimension)
     return embedder
 
 
@@ -108,7 +108,7 @@ def default_embedder(stores: Stores) -> Embedder | None:
     """
     try:
         from nexus_memory.embeddings import get_embedder
-        from nexus_memory.vector_index import index_state
+        from nexus_memory.vectors.vec0 import index_state
     except ImportError:
         return None
     state = index_state(stores.conn)
@@ -124,7 +124,7 @@ def default_embedder(stores: Stores) -> Embedder | None:
 
 def semantic_search(ctx: QueryContext) -> Ranked:
     """One list over every type in scope, by cosine similarity (comparable across types)."""
-    assert ctx.vector_search is not None and ctx.query_vector is not None
+    assert ctx.vector_index is not None and ctx.query_vector is not None
     found: Ranked = []
     for target_type in ctx.types:
         # Cosine <= 0 means unrelated; such "nearest" rows would only add noise to the fusion.
@@ -134,7 +134,7 @@ def semantic_search(ctx: QueryContext) -> Ranked:
 
 
 def _semantic_for_type(ctx: QueryContext, target_type: str) -> Ranked:
-    vs, q, f, limit = ctx.vector_search, ctx.query_vector, ctx.filters, ctx.limit
+    vs, q, f, limit = ctx.vector_index, ctx.query_vector, ctx.filters, ctx.limit
     assert vs is not None and q is not None
     if target_type == "fact":
         exact_ids = _selective_fact_ids(ctx)
@@ -205,7 +205,7 @@ def _selective_fact_ids(ctx: QueryContext) -> list[str] | None:
     return ids if len(ids) <= EXACT_SCAN_MAX else None
 
 
-def _exact_scores(vs: VectorSearch, query: np.ndarray, target_type: str, ids: Sequence[str], limit: int) -> Ranked:
+def _exact_scores(vs: VectorIndex, query: np.ndarray, target_type: str, ids: Sequence[str], limit: int) -> Ranked:
     """Cosine of the query with each id's stored vector: filter-before-top-k by construction."""
     vectors = vs.vectors(target_type, ids)
     if not vectors:
