@@ -133,15 +133,21 @@ def _split_sql(script: str) -> list[str]:
 
 @contextlib.contextmanager
 def transaction(conn: Connection, *, immediate: bool = True) -> Iterator[Connection]:
-    """BEGIN ... COMMIT, or ROLLBACK on any error. Nested use is a SAVEPOINT: an error undoes only its part."""
+    """The one way to group writes: all of the block's writes, or none of them.
+
+    Outermost use: BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error. Inside another transaction:
+    a SAVEPOINT, released on success; on an error only the nested block's writes are rolled back, and
+    the error propagates, so an outer block that catches it keeps its own writes.
+    """
     if conn.in_transaction:
         name = f"nested_{next(_savepoint_numbers)}"
         conn.execute(f"SAVEPOINT {name}")
         try:
             yield conn
         except BaseException:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
+            if conn.in_transaction:  # SQLite may already have rolled everything back (e.g. disk full)
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
             raise
         conn.execute(f"RELEASE {name}")
         return
@@ -149,7 +155,8 @@ def transaction(conn: Connection, *, immediate: bool = True) -> Iterator[Connect
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from nexus_memory import db
 from nexus_memory.config import load_settings
 from nexus_memory.context import get_context
 from nexus_memory.embeddings import Embedder, get_embedder
@@ -206,21 +207,20 @@ def fill(
     n_entities = max(100, n_facts // 200)
     entity_ids = [f"ent_{i:07d}" for i in range(n_entities)]
     person_entity = {name: i for i, name in enumerate(FIRST)}
-    conn.execute("BEGIN")
-    conn.executemany(
-        "INSERT INTO entities(id, name, normalized, type, source, mention_count, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, 'import', 0, 0, 0)",
-        [
-            (
-                eid,
-                FIRST[i] if i < len(FIRST) else f"Entity {i}",
-                (FIRST[i] if i < len(FIRST) else f"entity {i}").lower(),
-                "person" if i < len(FIRST) else "concept",
-            )
-            for i, eid in enumerate(entity_ids)
-        ],
-    )
-    conn.execute("COMMIT")
+    with db.transaction(conn):
+        conn.executemany(
+            "INSERT INTO entities(id, name, normalized, type, source, mention_count, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, 'import', 0, 0, 0)",
+            [
+                (
+                    eid,
+                    FIRST[i] if i < len(FIRST) else f"Entity {i}",
+                    (FIRST[i] if i < len(FIRST) else f"entity {i}").lower(),
+                    "person" if i < len(FIRST) else "concept",
+                )
+                for i, eid in enumerate(entity_ids)
+            ],
+        )
 
     n_threads = max(10, n_facts // 100)
     all_vectors = np.empty((n_facts, embedder.dimension), np.float32)
@@ -247,43 +247,42 @@ def fill(
         texts = [sentences[p] for p in pick]
         thread_names = [f"{PLATFORMS[platforms[j]]}:thread-{threads[j]}" for j in range(m)]
         zipf = np.minimum(rng.zipf(1.3, size=m), n_entities) - 1
-        conn.execute("BEGIN")
-        conn.executemany(
-            "INSERT INTO facts(id, text, as_of, ingested_at, created_at, platform, thread_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    ids[j],
-                    texts[j],
-                    int(as_of[j]),
-                    int(as_of[j]),
-                    int(as_of[j]),
-                    PLATFORMS[platforms[j]],
-                    thread_names[j],
-                )
-                for j in range(m)
-            ],
-        )
-        links = {(ids[j], entity_ids[person_entity[texts[j].split(" ", 1)[0]]], int(as_of[j])) for j in range(m)}
-        links |= {(ids[j], entity_ids[int(zipf[j])], int(as_of[j])) for j in range(m)}
-        conn.executemany("INSERT INTO fact_entities(fact_id, entity_id, as_of) VALUES (?, ?, ?)", sorted(links))
-        blobs = [to_blob(v) for v in vectors]
-        conn.executemany(
-            "INSERT INTO embeddings(rowid, id, target_type, target_id, model, embedding, dimension, created_at) "
-            "VALUES (?, ?, 'fact', ?, ?, ?, ?, 0)",
-            [
-                (start + j + 1, embedding_id("fact", ids[j], model), ids[j], model, blobs[j], embedder.dimension)
-                for j in range(m)
-            ],
-        )
-        insert_vec_rows(
-            conn,
-            [
-                (start + j + 1, "fact", blobs[j], PLATFORMS[platforms[j]], int(as_of[j]), thread_names[j], ids[j])
-                for j in range(m)
-            ],
-        )
-        conn.execute("COMMIT")
+        with db.transaction(conn):
+            conn.executemany(
+                "INSERT INTO facts(id, text, as_of, ingested_at, created_at, platform, thread_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        ids[j],
+                        texts[j],
+                        int(as_of[j]),
+                        int(as_of[j]),
+                        int(as_of[j]),
+                        PLATFORMS[platforms[j]],
+                        thread_names[j],
+                    )
+                    for j in range(m)
+                ],
+            )
+            links = {(ids[j], entity_ids[person_entity[texts[j].split(" ", 1)[0]]], int(as_of[j])) for j in range(m)}
+            links |= {(ids[j], entity_ids[int(zipf[j])], int(as_of[j])) for j in range(m)}
+            conn.executemany("INSERT INTO fact_entities(fact_id, entity_id, as_of) VALUES (?, ?, ?)", sorted(links))
+            blobs = [to_blob(v) for v in vectors]
+            conn.executemany(
+                "INSERT INTO embeddings(rowid, id, target_type, target_id, model, embedding, dimension, created_at) "
+                "VALUES (?, ?, 'fact', ?, ?, ?, ?, 0)",
+                [
+                    (start + j + 1, embedding_id("fact", ids[j], model), ids[j], model, blobs[j], embedder.dimension)
+                    for j in range(m)
+                ],
+            )
+            insert_vec_rows(
+                conn,
+                [
+                    (start + j + 1, "fact", blobs[j], PLATFORMS[platforms[j]], int(as_of[j]), thread_names[j], ids[j])
+                    for j in range(m)
+                ],
+            )
         rate = end / (time.perf_counter() - fill_started)
         _progress(f"filled {end:,}/{n_facts:,} facts ({rate:,.0f}/s)")
     conn.execute(
