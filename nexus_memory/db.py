@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_vec
 
@@ -57,7 +57,12 @@ def _pick_driver() -> ModuleType:
 
 
 sqlite = _pick_driver()
-Connection = Any  # the chosen driver's Connection class
+if TYPE_CHECKING:
+    # pysqlite3 is the stdlib module built against a newer SQLite: same API, so checkers read the stdlib's.
+    from sqlite3 import Connection, Row
+else:
+    Connection = sqlite.Connection
+    Row = sqlite.Row
 IntegrityError = sqlite.IntegrityError
 OperationalError = sqlite.OperationalError
 
@@ -68,7 +73,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
         conn = sqlite.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     else:
         conn = sqlite.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-    conn.row_factory = sqlite.Row
+    conn.row_factory = Row
     conn.enable_load_extension(True)
     sqlite_vec.load(conn)
     conn.enable_load_extension(False)

@@ -21,6 +21,7 @@ import numpy as np
 from nexus_memory import db
 from nexus_memory.config import load_settings
 from nexus_memory.query_encoder import OnnxQueryEncoder, load_onnx_encoder
+from nexus_memory.stores import Stores
 from nexus_memory.vectors.index import ANN_THRESHOLD, VectorIndex
 from nexus_memory.vectors.ivf import build_ivf, drop_ann
 from nexus_memory.vectors.vec0 import (
@@ -158,7 +159,7 @@ def _load_model(name: str) -> Any:
 # --- index model bookkeeping ---------------------------------------------------------------------
 
 
-def check_index_model(stores: Any, embedder: Embedder) -> None:
+def check_index_model(stores: Stores, embedder: Embedder) -> None:
     """Raise IndexModelMismatch if the index serves another model/dimension; claim it on first use."""
     want = (embedder.model_name, embedder.dimension)
     have = index_state(stores.conn)
@@ -168,7 +169,7 @@ def check_index_model(stores: Any, embedder: Embedder) -> None:
         raise IndexModelMismatch(mismatch_message(have, want))
 
 
-def rebuild_index(stores: Any, embedder_model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD) -> int:
+def rebuild_index(stores: Stores, embedder_model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD) -> int:
     """Recreate vec_embeddings for `dimension` and the IVF indexes from the canonical table.
 
     Afterwards the index serves `embedder_model`; returns the rows indexed.
@@ -204,7 +205,7 @@ def rebuild_index(stores: Any, embedder_model: str, dimension: int, *, ann_thres
 
 
 def reembed(
-    stores: Any,
+    stores: Stores,
     embedder: Embedder,
     target_types: Sequence[str] = ("fact",),
     on_progress: Callable[[int, int], None] | None = None,
@@ -296,7 +297,7 @@ _PENDING_SQL: dict[str, str] = {
 }
 
 
-def _pending(conn: Any, target_type: str, model: str, ids: Sequence[str] | None) -> list[tuple[Any, ...]]:
+def _pending(conn: db.Connection, target_type: str, model: str, ids: Sequence[str] | None) -> list[tuple[Any, ...]]:
     if target_type not in _PENDING_SQL:
         raise ValueError(f"cannot embed target type {target_type!r}; known: {sorted(_PENDING_SQL)}")
     sql, args = _PENDING_SQL[target_type], [model]
@@ -339,7 +340,7 @@ class StaleVectors:
     unknown: int  # embedded before text hashes were kept
 
 
-def stale_fact_vectors(conn: Any, model: str, sample: int = 1_000) -> StaleVectors:
+def stale_fact_vectors(conn: db.Connection, model: str, sample: int = 1_000) -> StaleVectors:
     """Compare the newest `sample` fact vectors' text hashes with the text fact_embedding_text gives now."""
     stored = dict(
         conn.execute(
@@ -359,7 +360,7 @@ def stale_fact_vectors(conn: Any, model: str, sample: int = 1_000) -> StaleVecto
 
 
 def embed_pending(
-    stores: Any,
+    stores: Stores,
     embedder: Embedder,
     *,
     target_types: Sequence[str] = ("fact",),

@@ -7,6 +7,7 @@ and one transaction can cover writes to several stores (an episode's facts and i
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from nexus_memory import db
@@ -31,7 +32,8 @@ class Stores:
     def path(self, name: str) -> Path:
         return self.settings.store_path(name)
 
-    def transaction(self):
+    def transaction(self) -> contextlib.AbstractContextManager[db.Connection]:
+        """One unit of work over all four stores (nests; see db.transaction)."""
         return db.transaction(self.conn)
 
     def close(self) -> None:
