@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from nexus_memory.config import load_settings
 from nexus_memory.stores import Stores
@@ -165,8 +161,9 @@ def cmd_failed(args: argparse.Namespace) -> int:
 def cmd_rebuild_index(args: argparse.Namespace) -> int:
     from nexus_memory.embeddings import get_embedder, rebuild_index, reembed
 
-    embedder = get_embedder(args.model or None)
-    with Stores(load_settings()) as stores:
+    settings = load_settings()
+    embedder = get_embedder(args.model or None, settings=settings)
+    with Stores(settings) as stores:
         if args.reembed:
             stats = reembed(
                 stores,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from nexus_memory import db
-from nexus_memory.config import load_settings
+from nexus_memory.config import Settings, load_settings
 from nexus_memory.query_encoder import OnnxQueryEncoder, load_onnx_encoder
 from nexus_memory.stores import Stores
 from nexus_memory.vectors.index import ANN_THRESHOLD, VectorIndex
@@ -109,14 +109,16 @@ _EMBEDDERS: dict[str, Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
-def get_embedder(model_name: str | None = None, *, threads: int | None = None) -> Embedder:
+def get_embedder(
+    model_name: str | None = None, *, threads: int | None = None, settings: Settings | None = None
+) -> Embedder:
     """The process-wide Embedder for a model (loaded once), offline.
 
-    Defaults come from settings: NEXUS_EMBEDDING_MODEL and NEXUS_TORCH_THREADS (1, because Dagster
-    runs steps in parallel and 2 threads under contention measured 4x slower than 1).
-    `torch.set_num_threads` is process-global, so the last explicit value wins.
+    Defaults come from `settings` (else the environment's): embedding_model, torch_threads (1,
+    because Dagster runs steps in parallel and 2 threads under contention measured 4x slower than 1)
+    and query_backend. `torch.set_num_threads` is process-global, so the last explicit value wins.
     """
-    settings = load_settings()
+    settings = settings or load_settings()
     name = model_name or settings.embedding_model
     if name in _MINILM_ALIASES:
         name = DEFAULT_MODEL
