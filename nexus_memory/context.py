@@ -22,9 +22,9 @@ and would be repeated before every turn).
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 
 from nexus_memory import db
+from nexus_memory.ids import day_of
 from nexus_memory.recall.engine import recall
 from nexus_memory.recall.results import RecallResult, touch_results
 from nexus_memory.stores import Stores
@@ -93,7 +93,7 @@ def format_context(facts: list[RecallResult], reflection: str | None) -> str:
 def _date_suffix(as_of: int | None) -> str:
     if as_of is None:
         return ""
-    return f" ({datetime.fromtimestamp(as_of / 1000, UTC).strftime('%Y-%m-%d')})"
+    return f" ({day_of(as_of)})"
 
 
 def latest_reflection(conn: db.Connection) -> str | None:
