@@ -44,12 +44,14 @@ def get_context(
     reference_time: int | None = None,
     embedder: object | None = None,
     min_score: float = MIN_SEMANTIC_SIM,
+    strict: bool = False,
 ) -> str:
     """The memory block for `prompt`, or "" when nothing relevant is remembered.
 
     Facts of the current `session_id` are excluded (the conversation already holds them). Injected
-    facts count as accessed. Never raises: injection must not break an agent turn, so a failure is
-    logged and answered with "".
+    facts count as accessed. By default it never raises: injection must not break an agent turn, so
+    a failure is logged and answered with "". `strict=True` lets the error through (tests, callers
+    that must tell "nothing relevant" from "recall failed").
     """
     try:
         response = recall(
@@ -60,15 +62,17 @@ def get_context(
             max_results=max(max_facts * 3, 10),
             budget="mid",
             reference_time=reference_time,
-            embedder=embedder,
+            embedder=embedder,  # type: ignore[arg-type]
             touch=False,
-        )  # type: ignore[arg-type]
+        )
         relevant = [r for r in response.results if is_relevant(r, min_score)][:max_facts]
         if not relevant:
             return ""
         touch_results(stores, relevant)
         return format_context(relevant, latest_reflection(stores.conn))
-    except Exception:  # see docstring: log, inject nothing
+    except Exception:
+        if strict:
+            raise
         log.exception("get_context failed; injecting no memory")
         return ""
 
