@@ -1,4 +1,4 @@
-"""Memory injection: the markdown block put in front of an agent's prompt (seed 001's get_context).
+"""Memory injection: the markdown block put in front of an agent's prompt (docs/recall.md, "Injection").
 
 `get_context(stores, prompt, session_id=...)` runs a mid-budget recall over facts from *other*
 sessions, keeps only the results that are evidence rather than noise, and formats
@@ -9,7 +9,7 @@ sessions, keeps only the results that are evidence rather than noise, and format
     ## Latest reflection
     <the newest version of the newest mental model with subtype 'reflection'>
 
-Noise rule (seed 000: "returns nothing if recall returns noise"): a fact is injected only when
+Noise rule (inject nothing rather than noise): a fact is injected only when
   - its cosine similarity to the prompt is >= `min_score` (default 0.35; for MiniLM unrelated
     sentences score about 0.0-0.2 and paraphrases above 0.5), or
   - it shares a non-stopword term with the prompt (keyword hit), or it is linked to an entity the

@@ -1,4 +1,4 @@
-"""The four SQLite stores of seed 000, opened as one connection.
+"""The four SQLite stores (docs/stores.md), opened as one connection.
 
 memory.db is the main database; events.db, identity.db and embeddings.db are ATTACHed under
 their own names. Table names are unique across the stores, so SQL can name tables unqualified,

@@ -4,9 +4,10 @@
 
 Fills a fresh store with synthetic facts: template sentences (so FTS5 has real words), entities
 linked with a Zipf distribution, platforms, threads, as_of spread over six years. Vectors are
-clustered, not uniform random (uniform vectors say nothing about real recall, see DESIGN.md):
-real MiniLM embeddings of a few thousand distinct template sentences, each fact's vector being
-its sentence's embedding plus a share of another sentence's plus gaussian noise, renormalised.
+clustered, not uniform random (approximate search scores far lower on uniform vectors than on real
+embeddings, so uniform ones say nothing about it): real MiniLM embeddings of a few thousand distinct
+template sentences, each fact's vector being its sentence's embedding plus a share of another
+sentence's plus gaussian noise, renormalised.
 Vectors are written straight into `embeddings` + vec0 with bulk inserts, then the IVF index is
 built from the canonical table the same way `rebuild_index` does.
 
@@ -422,7 +423,7 @@ def _thread_case(data: dict[str, Any], rng: np.random.Generator, n_threads: int)
 
 
 def _time_recall(stores: Stores, texts: list[str]) -> dict[str, Any]:
-    """p50/p95 of the whole `recall` per budget, and of `get_context` (seed 000 target: under 1 s)."""
+    """p50/p95 of the whole `recall` per budget, and of `get_context` (the injection target: well under 1 s)."""
     out: dict[str, Any] = {}
     for budget in ("low", "mid", "high"):
         for text in texts[:3]:
