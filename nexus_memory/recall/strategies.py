@@ -141,53 +141,42 @@ def _semantic_for_type(ctx: QueryContext, target_type: str) -> Ranked:
         if exact_ids is not None:
             return _exact_scores(vs, q, "fact", exact_ids, limit)
         where, args = f.fact_sql("f")
-        hits = vs.search(
-            q,
-            limit * SEMANTIC_OVERFETCH if _needs_post_filter(f) else limit + 16,
-            target_type="fact",
-            platform=f.platform,
-            time_after=f.time_after,
-            time_before=f.time_before,
-            thread_id=f.thread_id,
-        )
+        hits = _index_hits(ctx, "fact", limit * SEMANTIC_OVERFETCH if _needs_post_filter(f) else limit + 16)
         return _post_filter(ctx.conn, "fact", hits, "FROM facts f", "f.id", where, args, limit)
     if target_type == "observation":
         clause = f.observation_sql()
         if clause is None:
             return []
-        hits = vs.search(
-            q,
-            limit * SEMANTIC_OVERFETCH,
-            target_type="observation",
-            platform=f.platform,
-            time_after=f.time_after,
-            time_before=f.time_before,
-            thread_id=f.thread_id,
-        )
-        return _post_filter(
-            ctx.conn,
-            "observation",
-            hits,
-            "FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id",
-            "r.id",
-            *clause,
-            limit,
-        )
+        hits = _index_hits(ctx, "observation", limit * SEMANTIC_OVERFETCH)
+        source = "FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id"
+        return _post_filter(ctx.conn, "observation", hits, source, "r.id", *clause, limit)
     if target_type == "mental_model":
         clause = f.mental_model_sql()
         if clause is None:
             return []
-        hits = vs.search(
-            q,
-            limit * SEMANTIC_OVERFETCH,
-            target_type="mental_model",
-            time_after=f.time_after,
-            time_before=f.time_before,
-        )
+        hits = _index_hits(ctx, "mental_model", limit * SEMANTIC_OVERFETCH, place=False)
         return _post_filter(ctx.conn, "mental_model", hits, "FROM mental_models m", "m.id", *clause, limit)
     where, args = f.entity_sql()
-    hits = vs.search(q, limit * SEMANTIC_OVERFETCH, target_type="entity")
+    hits = _index_hits(ctx, "entity", limit * SEMANTIC_OVERFETCH, place=False, time=False)
     return _post_filter(ctx.conn, "entity", hits, "FROM entities n", "n.id", where, args, limit)
+
+
+def _index_hits(
+    ctx: QueryContext, target_type: str, fetch: int, *, place: bool = True, time: bool = True
+) -> list[tuple[str, float]]:
+    """The index's nearest rows of one type, with the filters the index applies itself: platform and
+    thread (`place`; mental models and entities have none) and the time window (`time`)."""
+    assert ctx.vector_index is not None and ctx.query_vector is not None
+    f = ctx.filters
+    return ctx.vector_index.search(
+        ctx.query_vector,
+        fetch,
+        target_type=target_type,
+        platform=f.platform if place else None,
+        time_after=f.time_after if time else None,
+        time_before=f.time_before if time else None,
+        thread_id=f.thread_id if place else None,
+    )
 
 
 def _needs_post_filter(f: Filters) -> bool:
