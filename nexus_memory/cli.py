@@ -69,6 +69,19 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from nexus_memory.analytics.report import build_report, render_text
+    from nexus_memory.analytics.source import StoresMissing
+
+    try:
+        report = build_report(load_settings(), args.section or None)
+    except StoresMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _print_json(report) if args.json else print(render_text(report))
+    return 0
+
+
 def cmd_recall(args: argparse.Namespace) -> int:
     from nexus_memory.recall import recall
 
@@ -171,6 +184,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_sections() -> list[str]:
+    from nexus_memory.analytics.report import SECTIONS
+
+    return list(SECTIONS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nexus-memory", description="Long-term memory for AI assistants.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -189,6 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help="row counts of every layer")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("report", help="the operator's figures: backlog, outcomes, entities, coverage (read-only)")
+    p.add_argument("--section", action="append", choices=_report_sections(), help="only this section (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("recall", help="search memory")
     p.add_argument("query")
