@@ -172,6 +172,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from nexus_memory.writer.bench_extract import run as run_extract
 
         result = run_extract(Path(args.data))
+    elif args.kind == "analytics":
+        from nexus_memory.analytics.bench import run as run_analytics
+        from nexus_memory_assets.analytics import time_materialisation
+
+        data_dir = Path(args.data_dir or load_settings().data_dir / "bench-analytics")
+        result = run_analytics(data_dir, args.events, progress=lambda line: print(line, file=sys.stderr))
+        result["dagster"] = time_materialisation(str(data_dir))
     elif args.kind == "locomo":
         from nexus_memory.bench_locomo import run as run_locomo
 
@@ -250,12 +257,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_rebuild_index)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall")
-    p.add_argument("kind", choices=["extract", "locomo", "recall"])
+    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | analytics")
+    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics"])
     p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
     p.add_argument("--conversations", type=int, default=0, help="locomo: only the first N conversations")
     p.add_argument("--facts", type=int, default=100_000, help="recall: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--events", type=int, default=100_000, help="analytics: synthetic store size")
+    p.add_argument("--data-dir", help="analytics: where the synthetic store is built and kept")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
     return parser
