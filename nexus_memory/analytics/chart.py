@@ -20,6 +20,7 @@ def render_png(chart: Chart, *, width_in: float = 10.0, height_in: float = 3.6, 
     # Imported here: matplotlib takes a moment to load, and only chart drawing needs it.
     import matplotlib.dates as mdates
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     series = _series(chart)
     figure = Figure(figsize=(width_in, height_in), dpi=dpi, layout="constrained")
@@ -38,6 +39,7 @@ def render_png(chart: Chart, *, width_in: float = 10.0, height_in: float = 3.6, 
         locator = mdates.AutoDateLocator(maxticks=10)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
