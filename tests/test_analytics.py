@@ -334,3 +334,11 @@ def test_analytics_group_job_and_schedule_are_defined() -> None:
     job = repo.get_job("analytics")
     assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == set(SECTIONS)
     assert repo.get_schedule_def("analytics_hourly").job_name == "analytics"
+
+
+def test_a_section_reads_one_snapshot_while_writers_commit(fixed_store: Settings) -> None:
+    with StoreReader(fixed_store.data_dir) as reader, Stores(fixed_store) as stores:
+        before = reader.execute("SELECT count(*) FROM facts").fetchone()[0]
+        stores.conn.execute("INSERT INTO facts (id, text, as_of, ingested_at, created_at) VALUES ('f9', 'x', 0, 0, 0)")
+        assert reader.execute("SELECT count(*) FROM facts").fetchone()[0] == before == 5
+    assert compute_section("consolidation_coverage", fixed_store).numbers["facts"] == 6

@@ -44,7 +44,9 @@ class StoreReader:
                 f"no store at {', '.join(missing)}: ingest something first (nexus-memory ingest FILE), "
                 "or point NEXUS_DATA_DIR at an existing data directory"
             )
-        self.conn = adbc_sqlite.connect(store_uri(paths["memory"]))
+        # Autocommit off: every query of this reader runs in one read transaction, so a section's figures
+        # come from one snapshot of the stores (WAL) even while writers commit.
+        self.conn = adbc_sqlite.connect(store_uri(paths["memory"]), autocommit=False)
         try:
             for name in ("events", "identity", "embeddings"):
                 self._run(f"ATTACH DATABASE '{store_uri(paths[name])}' AS {name}")

@@ -89,6 +89,10 @@ def embedding_coverage(reader: StoreReader, settings: Settings) -> Section:
     section.numbers["stale_vectors"] = stale.stale if stale else 0
     section.numbers["stale_unknown"] = stale.unknown if stale else 0
     section.numbers["stale_share"] = ratio(stale.stale + stale.unknown, stale.checked) if stale else 0.0
+    section.notes.append(
+        "The pipeline's embeddings asset embeds facts; other target types get vectors on request "
+        "(nexus-memory rebuild-index --reembed TYPE), so their coverage may rightly be low."
+    )
     if index is None:
         section.notes.append("No vector index yet: nothing has been embedded (the embeddings asset builds it).")
     section.notes.append(
