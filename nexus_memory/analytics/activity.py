@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from nexus_memory.analytics.frame import Frame
+from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Chart, Section, Table, ratio
 from nexus_memory.analytics.source import StoreReader
 from nexus_memory.config import Settings
@@ -36,51 +36,48 @@ _STATE_SQL = """
     LEFT JOIN writer w ON w.event_id = e.id"""
 
 
+# What this section reads from the stores, by the name DuckDB knows each table under.
+READS: dict[str, Read] = {
+    "events": Read(
+        "SELECT id, platform, day FROM events", {"id": pa.string(), "platform": pa.string(), "day": pa.string()}
+    ),
+    "processed": Read("SELECT event_id FROM memory_processing_log", {"event_id": pa.string()}),
+    "writer_events": Read(
+        """SELECT episode_id, event_id FROM episode_events
+           WHERE episode_id IN (SELECT id FROM episodes WHERE definition_id = ?)""",
+        {"episode_id": pa.string(), "event_id": pa.string()},
+        (DEFINITIONS[WRITER_DEFINITION].id,),
+    ),
+    "outcomes": Read(
+        "SELECT episode_id, status FROM episode_processing", {"episode_id": pa.string(), "status": pa.string()}
+    ),
+    "files": Read(
+        """SELECT path, format, ingested_at,
+                  CASE WHEN json_valid(summary) THEN json_extract(summary, '$.read') END AS read,
+                  CASE WHEN json_valid(summary) THEN json_extract(summary, '$.ingested') END AS ingested,
+                  CASE WHEN json_valid(summary) THEN json_extract(summary, '$.duplicates') END AS duplicates,
+                  CASE WHEN json_valid(summary) THEN json_extract(summary, '$.rejected') END AS rejected
+           FROM ingested_files""",
+        {
+            "path": pa.string(),
+            "format": pa.string(),
+            "ingested_at": pa.int64(),
+            "read": pa.int64(),
+            "ingested": pa.int64(),
+            "duplicates": pa.int64(),
+            "rejected": pa.int64(),
+        },
+    ),
+    "rejects": Read(
+        "SELECT count(*) AS unresolved FROM event_rejects WHERE resolved_at IS NULL", {"unresolved": pa.int64()}
+    ),
+}
+
+
 def ingest_activity(reader: StoreReader, settings: Settings) -> Section:
     """Events per platform per day (chart and last days), the backlog per platform, ingest dedup."""
     section = Section("ingest_activity", "What came in and what is still waiting")
-    with Frame(reader) as frame:
-        frame.load(
-            "events",
-            "SELECT id, platform, day FROM events",
-            {"id": pa.string(), "platform": pa.string(), "day": pa.string()},
-        )
-        frame.load("processed", "SELECT event_id FROM memory_processing_log", {"event_id": pa.string()})
-        frame.load(
-            "writer_events",
-            """SELECT episode_id, event_id FROM episode_events
-               WHERE episode_id IN (SELECT id FROM episodes WHERE definition_id = ?)""",
-            {"episode_id": pa.string(), "event_id": pa.string()},
-            (DEFINITIONS[WRITER_DEFINITION].id,),
-        )
-        frame.load(
-            "outcomes",
-            "SELECT episode_id, status FROM episode_processing",
-            {"episode_id": pa.string(), "status": pa.string()},
-        )
-        frame.load(
-            "files",
-            """SELECT path, format, ingested_at,
-                      CASE WHEN json_valid(summary) THEN json_extract(summary, '$.read') END AS read,
-                      CASE WHEN json_valid(summary) THEN json_extract(summary, '$.ingested') END AS ingested,
-                      CASE WHEN json_valid(summary) THEN json_extract(summary, '$.duplicates') END AS duplicates,
-                      CASE WHEN json_valid(summary) THEN json_extract(summary, '$.rejected') END AS rejected
-               FROM ingested_files""",
-            {
-                "path": pa.string(),
-                "format": pa.string(),
-                "ingested_at": pa.int64(),
-                "read": pa.int64(),
-                "ingested": pa.int64(),
-                "duplicates": pa.int64(),
-                "rejected": pa.int64(),
-            },
-        )
-        frame.load(
-            "rejects",
-            "SELECT count(*) AS unresolved FROM event_rejects WHERE resolved_at IS NULL",
-            {"unresolved": pa.int64()},
-        )
+    with Frame(reader, READS) as frame:
         frame.con.execute(f"CREATE TEMP TABLE state AS {_STATE_SQL}")
         _backlog(frame, section, settings.partition_start)
         _days(frame, section)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from nexus_memory.analytics.frame import Frame
+from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Section, ratio
 from nexus_memory.analytics.source import StoreReader
 from nexus_memory.config import Settings
@@ -36,39 +36,37 @@ _ENTITY_OBSERVATIONS_SQL = """
     GROUP BY fe.entity_id"""
 
 
+# What this section reads from the stores, by the name DuckDB knows each table under.
+READS: dict[str, Read] = {
+    "facts": Read(
+        "SELECT id, CAST(coalesce(is_consolidated, 0) AS INTEGER) AS consolidated FROM facts",
+        {"id": pa.string(), "consolidated": pa.int64()},
+    ),
+    "runs": Read(
+        "SELECT id, parent_id, CAST(coalesce(is_stale, 0) AS INTEGER) AS stale FROM analysis_runs "
+        "WHERE analysis_type_id = ?",
+        {"id": pa.string(), "parent_id": pa.string(), "stale": pa.int64()},
+        (OBSERVATION_TYPE,),
+    ),
+    "support": Read(
+        """SELECT analysis_run_id, fact_id FROM observation_facts
+           WHERE analysis_run_id IN (SELECT id FROM analysis_runs WHERE analysis_type_id = ?)""",
+        {"analysis_run_id": pa.string(), "fact_id": pa.string()},
+        (OBSERVATION_TYPE,),
+    ),
+    "fact_entities": Read(
+        "SELECT fact_id, entity_id FROM fact_entities", {"fact_id": pa.string(), "entity_id": pa.string()}
+    ),
+    "entities": Read(
+        "SELECT id, name, type FROM entities", {"id": pa.string(), "name": pa.string(), "type": pa.string()}
+    ),
+}
+
+
 def consolidation_coverage(reader: StoreReader, settings: Settings) -> Section:
     """Facts consolidated, in observations, isolated and waiting; observations per entity."""
     section = Section("consolidation_coverage", "How much of memory is consolidated")
-    with Frame(reader) as frame:
-        frame.load(
-            "facts",
-            "SELECT id, CAST(coalesce(is_consolidated, 0) AS INTEGER) AS consolidated FROM facts",
-            {"id": pa.string(), "consolidated": pa.int64()},
-        )
-        frame.load(
-            "runs",
-            "SELECT id, parent_id, CAST(coalesce(is_stale, 0) AS INTEGER) AS stale FROM analysis_runs "
-            "WHERE analysis_type_id = ?",
-            {"id": pa.string(), "parent_id": pa.string(), "stale": pa.int64()},
-            (OBSERVATION_TYPE,),
-        )
-        frame.load(
-            "support",
-            """SELECT analysis_run_id, fact_id FROM observation_facts
-               WHERE analysis_run_id IN (SELECT id FROM analysis_runs WHERE analysis_type_id = ?)""",
-            {"analysis_run_id": pa.string(), "fact_id": pa.string()},
-            (OBSERVATION_TYPE,),
-        )
-        frame.load(
-            "fact_entities",
-            "SELECT fact_id, entity_id FROM fact_entities",
-            {"fact_id": pa.string(), "entity_id": pa.string()},
-        )
-        frame.load(
-            "entities",
-            "SELECT id, name, type FROM entities",
-            {"id": pa.string(), "name": pa.string(), "type": pa.string()},
-        )
+    with Frame(reader, READS) as frame:
         frame.con.execute(
             """CREATE TEMP TABLE observations AS
                SELECT r.id, r.stale, NOT EXISTS (SELECT 1 FROM runs c WHERE c.parent_id = r.id) AS current

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from nexus_memory.analytics.frame import Frame
+from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Section
 from nexus_memory.analytics.source import StoreReader
 from nexus_memory.config import Settings
@@ -38,41 +38,43 @@ _PAIRS_SQL = """
     GROUP BY 1, 2"""
 
 
+# What this section reads from the stores, by the name DuckDB knows each table under.
+READS: dict[str, Read] = {
+    "entities": Read(
+        "SELECT id, name, type, source, merged_into, mention_count FROM entities",
+        {
+            "id": pa.string(),
+            "name": pa.string(),
+            "type": pa.string(),
+            "source": pa.string(),
+            "merged_into": pa.string(),
+            "mention_count": pa.int64(),
+        },
+    ),
+    "cooccurrences": Read(
+        "SELECT entity_a, entity_b, count FROM entity_cooccurrences",
+        {"entity_a": pa.string(), "entity_b": pa.string(), "count": pa.int64()},
+    ),
+    "candidates": Read(
+        """SELECT entity_a_id, entity_b_id, confidence, reason, CAST(auto_eligible AS INTEGER) AS auto_eligible,
+                  status, created_at FROM merge_candidates""",
+        {
+            "entity_a_id": pa.string(),
+            "entity_b_id": pa.string(),
+            "confidence": pa.float64(),
+            "reason": pa.string(),
+            "auto_eligible": pa.int64(),
+            "status": pa.string(),
+            "created_at": pa.int64(),
+        },
+    ),
+}
+
+
 def entity_graph(reader: StoreReader, settings: Settings) -> Section:
     """Entity counts by type and source, the top co-occurring pairs, merge candidates by status."""
     section = Section("entity_graph", "Who memory knows about")
-    with Frame(reader) as frame:
-        frame.load(
-            "entities",
-            "SELECT id, name, type, source, merged_into, mention_count FROM entities",
-            {
-                "id": pa.string(),
-                "name": pa.string(),
-                "type": pa.string(),
-                "source": pa.string(),
-                "merged_into": pa.string(),
-                "mention_count": pa.int64(),
-            },
-        )
-        frame.load(
-            "cooccurrences",
-            "SELECT entity_a, entity_b, count FROM entity_cooccurrences",
-            {"entity_a": pa.string(), "entity_b": pa.string(), "count": pa.int64()},
-        )
-        frame.load(
-            "candidates",
-            """SELECT entity_a_id, entity_b_id, confidence, reason, CAST(auto_eligible AS INTEGER) AS auto_eligible,
-                      status, created_at FROM merge_candidates""",
-            {
-                "entity_a_id": pa.string(),
-                "entity_b_id": pa.string(),
-                "confidence": pa.float64(),
-                "reason": pa.string(),
-                "auto_eligible": pa.int64(),
-                "status": pa.string(),
-                "created_at": pa.int64(),
-            },
-        )
+    with Frame(reader, READS) as frame:
         frame.con.execute(_SURVIVOR_SQL, [MAX_MERGE_DEPTH])
         frame.con.execute(_PAIRS_SQL)
         _counts(frame, section)

@@ -1,4 +1,4 @@
-"""DuckDB over the Arrow tables a section reads: load tables by name, then ask questions in SQL.
+"""DuckDB over the Arrow tables a section reads (its READS, by name), asked questions in plain SQL.
 
 DuckDB queries registered Arrow tables in place (no copy, no SQLite extension needed). Times stay
 epoch milliseconds (BIGINT) throughout: DuckDB's timezone-aware types would need pytz, and the
@@ -7,6 +7,7 @@ stores keep milliseconds anyway.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -37,18 +38,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class Read:
+    """One table a section reads from the stores: plain SQL, the Arrow type of each column, parameters."""
+
+    sql: str
+    schema: dict[str, pa.DataType]
+    params: tuple[Any, ...] = ()
+
+
 class Frame:
-    """One DuckDB connection over Arrow tables read through a StoreReader."""
+    """One DuckDB connection over the Arrow tables a section reads through a StoreReader."""
 
-    def __init__(self, reader: StoreReader) -> None:
-        self.reader = reader
+    def __init__(self, reader: StoreReader, reads: dict[str, Read]) -> None:
         self.con = duckdb.connect()
-
-    def load(self, name: str, sql: str, schema: dict[str, pa.DataType], params: tuple[Any, ...] = ()) -> int:
-        """Read `sql` from the stores and make it queryable here as `name`; returns its row count."""
-        table = self.reader.arrow(sql, schema, params)
-        self.con.register(name, table)
-        return table.num_rows
+        for name, read in reads.items():
+            self.con.register(name, reader.arrow(read.sql, read.schema, read.params))
 
     def table(self, sql: str, params: list[Any] | None = None) -> Table:
         cursor = self.con.execute(sql, params or [])

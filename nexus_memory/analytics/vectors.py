@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from nexus_memory.analytics.frame import Frame
+from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Section, ratio
 from nexus_memory.analytics.source import StoreReader
 from nexus_memory.config import Settings
@@ -48,21 +48,24 @@ _COVERAGE_SQL = """
     ORDER BY in_index DESC, m.model, k.target_type"""
 
 
+# What this section reads from the stores, by the name DuckDB knows each table under.
+READS: dict[str, Read] = {
+    "vectors": Read(
+        "SELECT target_type, target_id, model, CAST(text_hash IS NULL AS INTEGER) AS no_hash FROM embeddings",
+        {"target_type": pa.string(), "target_id": pa.string(), "model": pa.string(), "no_hash": pa.int64()},
+    ),
+    "targets": Read(f"SELECT * FROM ({_TARGETS_SQL})", {"target_type": pa.string(), "target_id": pa.string()}),
+    "index_state": Read(
+        "SELECT model, dimension, built_at FROM vector_index_state",
+        {"model": pa.string(), "dimension": pa.int64(), "built_at": pa.int64()},
+    ),
+}
+
+
 def embedding_coverage(reader: StoreReader, settings: Settings) -> Section:
     """Vectors per model and target type against what should have one; stale fact vectors."""
     section = Section("embedding_coverage", "Which rows have vectors")
-    with Frame(reader) as frame:
-        frame.load(
-            "vectors",
-            "SELECT target_type, target_id, model, CAST(text_hash IS NULL AS INTEGER) AS no_hash FROM embeddings",
-            {"target_type": pa.string(), "target_id": pa.string(), "model": pa.string(), "no_hash": pa.int64()},
-        )
-        frame.load("targets", f"SELECT * FROM ({_TARGETS_SQL})", {"target_type": pa.string(), "target_id": pa.string()})
-        frame.load(
-            "index_state",
-            "SELECT model, dimension, built_at FROM vector_index_state",
-            {"model": pa.string(), "dimension": pa.int64(), "built_at": pa.int64()},
-        )
+    with Frame(reader, READS) as frame:
         coverage = frame.table(_COVERAGE_SQL)
         for row in coverage.rows:
             row["in_index"] = "yes" if row["in_index"] else "no"

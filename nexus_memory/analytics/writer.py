@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from nexus_memory.analytics.frame import Frame
+from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Section, ratio
 from nexus_memory.analytics.source import StoreReader
 from nexus_memory.config import Settings
@@ -30,41 +30,43 @@ _EPISODE_FACTS_SQL = """
     WHERE ep.definition_id = ?"""
 
 
+# What this section reads from the stores, by the name DuckDB knows each table under.
+READS: dict[str, Read] = {
+    "episodes": Read(
+        "SELECT id, definition_id, platform, event_count, parent_id FROM episodes",
+        {
+            "id": pa.string(),
+            "definition_id": pa.string(),
+            "platform": pa.string(),
+            "event_count": pa.int64(),
+            "parent_id": pa.string(),
+        },
+    ),
+    "outcomes": Read(
+        """SELECT episode_id, status, attempts, prompt_tokens, completion_tokens, error, updated_at
+           FROM episode_processing""",
+        {
+            "episode_id": pa.string(),
+            "status": pa.string(),
+            "attempts": pa.int64(),
+            "prompt_tokens": pa.int64(),
+            "completion_tokens": pa.int64(),
+            "error": pa.string(),
+            "updated_at": pa.int64(),
+        },
+    ),
+    "fact_episodes": Read(
+        """SELECT CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.episode_id') END AS episode_id
+           FROM facts""",
+        {"episode_id": pa.string()},
+    ),
+}
+
+
 def writer_outcomes(reader: StoreReader, settings: Settings) -> Section:
     """Episodes per definition, writer outcomes per platform, facts per episode, failures by reason."""
     section = Section("writer_outcomes", "What was built and what failed")
-    with Frame(reader) as frame:
-        frame.load(
-            "episodes",
-            "SELECT id, definition_id, platform, event_count, parent_id FROM episodes",
-            {
-                "id": pa.string(),
-                "definition_id": pa.string(),
-                "platform": pa.string(),
-                "event_count": pa.int64(),
-                "parent_id": pa.string(),
-            },
-        )
-        frame.load(
-            "outcomes",
-            """SELECT episode_id, status, attempts, prompt_tokens, completion_tokens, error, updated_at
-               FROM episode_processing""",
-            {
-                "episode_id": pa.string(),
-                "status": pa.string(),
-                "attempts": pa.int64(),
-                "prompt_tokens": pa.int64(),
-                "completion_tokens": pa.int64(),
-                "error": pa.string(),
-                "updated_at": pa.int64(),
-            },
-        )
-        frame.load(
-            "fact_episodes",
-            """SELECT CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.episode_id') END AS episode_id
-               FROM facts""",
-            {"episode_id": pa.string()},
-        )
+    with Frame(reader, READS) as frame:
         frame.con.execute(_EPISODE_FACTS_SQL, [DEFINITIONS[WRITER_DEFINITION].id])
         _outcomes(frame, section)
         _facts_per_episode(frame, section)
