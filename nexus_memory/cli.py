@@ -20,29 +20,53 @@ def _print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
+def _fail(message: object) -> int:
+    """One line on stderr saying what is wrong; exit status 2 (nothing was done)."""
+    from nexus_memory.textcheck import one_line
+
+    print(f"error: {one_line(message)}", file=sys.stderr)
+    return 2
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from nexus_memory.events import IngestSummary
     from nexus_memory.ingest import detect_format, ingest_file
 
     path = Path(args.path)
     if not path.is_file():
-        print(f"error: {path} is not a file", file=sys.stderr)
-        return 2
-    fmt = args.format or detect_format(path)
-    with Stores(load_settings()) as stores, tqdm(desc=f"ingest {path.name}", unit="rec", file=sys.stderr) as bar:
-        summary = ingest_file(stores, path, fmt, on_record=lambda _s: bar.update(1))
+        return _fail(f"{path} {'is not a file' if path.exists() else 'does not exist'}")
+    bar: list[tqdm] = []  # made at the first record, so a file refused as a whole prints only its error
+
+    def progress(_summary: IngestSummary) -> None:
+        if not bar:
+            bar.append(tqdm(desc=f"ingest {path.name}", unit="rec", file=sys.stderr))
+        bar[0].update(1)
+
+    try:
+        fmt = args.format or detect_format(path)
+        with Stores(load_settings()) as stores:
+            summary = ingest_file(stores, path, fmt, on_record=progress)
+    except ValueError as exc:  # the file as a whole: missing, empty, not JSON, wrong shape, unknown format
+        return _fail(exc)
+    finally:
+        for b in bar:
+            b.close()
     data = summary.as_dict()
     if args.json:
         _print_json(data)
     else:
         print(
             f"read {data['read']}, ingested {data['ingested']}, duplicates {data['duplicates']}, "
-            f"rejected {data['rejected']}, partitions touched {len(data['partitions'])}"
+            f"conflicts {data['conflicts']}, rejected {data['rejected']}, "
+            f"partitions touched {len(data['partitions'])}"
         )
+        if summary.conflicts:
+            print(f"  {summary.conflicts} record(s) reuse an event id with other content; the stored events are kept")
         for line in data["rejects"][:20]:
             print(f"  rejected {line}")
-    return 1 if summary.rejected else 0
+    return 1 if summary.rejected or summary.conflicts else 0
 
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
@@ -83,18 +107,21 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    from nexus_memory.recall import recall
+    from nexus_memory.recall import RecallArgumentError, recall
 
     with Stores(load_settings()) as stores:
-        response = recall(
-            stores,
-            args.query,
-            budget=args.budget,
-            max_results=args.max_results,
-            platform=args.platform,
-            entity=args.entity,
-            thread_id=args.thread,
-        )
+        try:
+            response = recall(
+                stores,
+                args.query,
+                budget=args.budget,
+                max_results=args.max_results,
+                platform=args.platform,
+                entity=args.entity,
+                thread_id=args.thread,
+            )
+        except RecallArgumentError as exc:
+            return _fail(exc)
     if args.json:
         from dataclasses import asdict
 

@@ -7,6 +7,7 @@ can load sqlite-vec: pysqlite3 (bundles a current SQLite), then the stdlib modul
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
@@ -22,6 +23,7 @@ MIGRATIONS: dict[str, list[str]] = {name: [f"{name}.sql"] for name in STORES}
 # embeddings 2: the hash of the text each vector was made from, so a change of that text shows.
 MIGRATIONS["embeddings"].append("ALTER TABLE embeddings ADD COLUMN text_hash TEXT")
 BUSY_TIMEOUT_MS = 30_000
+_savepoint_numbers = itertools.count(1)  # unique SAVEPOINT names for nested transactions
 
 
 class SchemaError(RuntimeError):
@@ -131,9 +133,17 @@ def _split_sql(script: str) -> list[str]:
 
 @contextlib.contextmanager
 def transaction(conn: Connection, *, immediate: bool = True) -> Iterator[Connection]:
-    """BEGIN ... COMMIT, or ROLLBACK on any error. Nested use joins the outer transaction."""
+    """BEGIN ... COMMIT, or ROLLBACK on any error. Nested use is a SAVEPOINT: an error undoes only its part."""
     if conn.in_transaction:
-        yield conn
+        name = f"nested_{next(_savepoint_numbers)}"
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        conn.execute(f"RELEASE {name}")
         return
     conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:

@@ -44,6 +44,7 @@ import numpy as np
 
 from nexus_memory import db, identity
 from nexus_memory.recall import keyword
+from nexus_memory.recall.arguments import check_recall_arguments
 from nexus_memory.recall.fusion import MMR_LAMBDA, mmr, rrf_fuse
 from nexus_memory.recall.query_entities import (
     MAX_QUERY_ENTITIES,
@@ -266,7 +267,23 @@ def recall(
     when the store has a vector index; without one the semantic strategy is skipped (and the low
     budget falls back to keyword search). `max_tokens` keeps results (≈ len(text) / 4 tokens each)
     in rank order while they fit. `touch` adds 1 to access_count of the returned items.
+
+    Raises RecallArgumentError (a ValueError) for an argument that cannot be used: a string that is
+    not valid Unicode or too long, a time or count that is not an integer in range, an unknown budget.
     """
+    time_after, time_before, reference_time, platform = check_recall_arguments(
+        scope=scope,
+        budget=budget,
+        max_results=max_results,
+        max_tokens=max_tokens,
+        time_after=time_after,
+        time_before=time_before,
+        reference_time=reference_time,
+        platform=platform,
+        thread_id=thread_id,
+        session_id=session_id,
+        exclude_session_id=exclude_session_id,
+    )
     started = time.perf_counter()
     timings: dict[str, float] = {}
     plan = _budget(budget)

@@ -26,8 +26,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from nexus_memory.calendar_words import MONTHS
 from nexus_memory.events import Event
-from nexus_memory.writer.offline import extract
+from nexus_memory.writer.extractor import extract
 
 CONTEXT_TURNS = 10  # earlier turns handed to `extract` as context (who "you" is, known names)
 
@@ -41,26 +42,6 @@ SESSION_KEY_RE = re.compile(r"^session_(\d+)$")
 DIA_ID_RE = re.compile(r"D:?(\d+):(\d+)")
 # Tokens for the overlap F1.
 TOKEN_RE = re.compile(r"[a-z0-9]+")
-MONTHS = {
-    m: i
-    for i, m in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ],
-        start=1,
-    )
-}
 # Stopwords removed before the overlap F1 (a common English list).
 STOPWORDS = frozenset(
     [

@@ -201,10 +201,21 @@ def sender_entity_id(tools: WriterTools, event: Event) -> str | None:
     return identity.canonical_id(tools.conn, row[0]) if row else None
 
 
-def _delivery_line(event: Event) -> str:
-    parts = [f"platform={event.platform}", f"direction={event.direction}", f"sender_id={event.sender_id}"]
+def _delivery_line(tools: WriterTools, event: Event) -> str:
+    """The event's deliveryContext, with `speaker`: the only name facts may give its sender.
+
+    A sender_name that is not the speaker (shaped like another handle, or already another sender's
+    name) is shown as unverified, so the model reads it as a claim.
+    """
+    speaker = identity.speaker_name(tools.conn, event)
+    parts = [
+        f"platform={event.platform}",
+        f"direction={event.direction}",
+        f"sender_id={event.sender_id}",
+        f"speaker={speaker}",
+    ]
     optional = {
-        "sender_name": event.sender_name,
+        "sender_name" if event.sender_name == speaker else "unverified_sender_name": event.sender_name,
         "peer_id": event.peer_id,
         "peer_kind": event.peer_kind,
         "thread_id": event.thread_id,
@@ -220,7 +231,9 @@ def render_episode(tools: WriterTools, episode: EpisodeInput) -> str:
     if episode.context:
         lines += ["", "CONTEXT EVENTS (earlier in the thread; for understanding only, do not extract from them):"]
         for event in episode.context:
-            lines.append(f"- {iso(event.as_of)} {_delivery_line(event)}: {_clip(event.content, MAX_CONTEXT_CHARS)}")
+            lines.append(
+                f"- {iso(event.as_of)} {_delivery_line(tools, event)}: {_clip(event.content, MAX_CONTEXT_CHARS)}"
+            )
     lines += ["", "NEW EVENTS (extract from these; use the ref as source_event_id):"]
     for ref, event in zip(event_refs(episode), episode.events, strict=True):
         entity = sender_entity_id(tools, event)
@@ -228,7 +241,7 @@ def render_episode(tools: WriterTools, episode: EpisodeInput) -> str:
             "",
             f"[{ref}] id={event.id}",
             f"time: {iso(event.as_of)} (as_of={event.as_of})",
-            f"delivery: {_delivery_line(event)}" + (f" sender_entity_id={entity}" if entity else ""),
+            f"delivery: {_delivery_line(tools, event)}" + (f" sender_entity_id={entity}" if entity else ""),
             f"content: {_clip(event.content, MAX_EVENT_CHARS)}",
         ]
     lines += ["", "Store the durable facts of the new events with the tools, then call finish."]
