@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from nexus_memory.config import load_settings
 from nexus_memory.stores import Stores
@@ -93,6 +89,19 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from nexus_memory.analytics.report import build_report, render_text
+    from nexus_memory.analytics.source import StoresMissing
+
+    try:
+        report = build_report(load_settings(), args.section or None)
+    except StoresMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _print_json(report) if args.json else print(render_text(report))
+    return 0
+
+
 def cmd_recall(args: argparse.Namespace) -> int:
     from nexus_memory.recall import RecallArgumentError, recall
 
@@ -167,8 +176,9 @@ def cmd_failed(args: argparse.Namespace) -> int:
 def cmd_rebuild_index(args: argparse.Namespace) -> int:
     from nexus_memory.embeddings import get_embedder, rebuild_index, reembed
 
-    embedder = get_embedder(args.model or None)
-    with Stores(load_settings()) as stores:
+    settings = load_settings()
+    embedder = get_embedder(args.model or None, settings=settings)
+    with Stores(settings) as stores:
         if args.reembed:
             stats = reembed(
                 stores,
@@ -185,19 +195,26 @@ def cmd_rebuild_index(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.kind == "extract":
-        from nexus_memory.writer.bench_extract import run as run_extract
+        from nexus_memory.bench.extract import run as run_extract
 
         result = run_extract(Path(args.data))
     elif args.kind == "forget":
         from nexus_memory.lifecycle.bench import run as run_forget
 
         result = run_forget(args.facts)
+    elif args.kind == "analytics":
+        from nexus_memory.analytics.bench import run as run_analytics
+        from nexus_memory_assets.analytics import time_materialisation
+
+        data_dir = Path(args.data_dir or load_settings().data_dir / "bench-analytics")
+        result = run_analytics(data_dir, args.events, progress=lambda line: print(line, file=sys.stderr))
+        result["dagster"] = time_materialisation(str(data_dir))
     elif args.kind == "locomo":
-        from nexus_memory.bench_locomo import run as run_locomo
+        from nexus_memory.bench.locomo import run as run_locomo
 
         result = run_locomo(Path(args.data), conversations=args.conversations)
     else:
-        from nexus_memory.bench_recall import run as run_recall
+        from nexus_memory.bench.recall import run as run_recall
 
         result = run_recall(args.facts, queries=args.queries)
     _print_json(result) if args.json else print(json.dumps(result, indent=1, default=str))
@@ -293,9 +310,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
             _report(result, args.json, f"scrub {'complete' if result['complete'] else 'incomplete'}")
             return 0 if result["complete"] else 1
         kind, value = next((k, v) for k in ("event", "fact", "sender", "entity") if (v := getattr(args, k)) is not None)
+        who = args.requested_by or _login_name()
         try:
             result = forget_or_preview(
-                stores, Target(kind, value), confirm=args.yes, requested_by=args.requested_by, reason=args.reason
+                stores, Target(kind, value), confirm=args.yes, requested_by=who, reason=args.reason
             )
         except ForgetError as exc:
             return _fail(exc)
@@ -311,6 +329,15 @@ def cmd_forget(args: argparse.Namespace) -> int:
     summary = f"forgotten ({result['status']}): rows removed per store {removed}, {result['seconds']['total']} s"
     _report(result, args.json, summary)
     return 0 if result["status"] == "scrubbed" else 1
+
+
+def _login_name() -> str:
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (OSError, KeyError):
+        return "cli"
 
 
 def cmd_tool(args: argparse.Namespace) -> int:
@@ -355,7 +382,7 @@ def _add_lifecycle_commands(sub: Any) -> None:
     which.add_argument("--scrub", action="store_true", help="finish the byte scrub of an earlier forget")
     p.add_argument("--yes", action="store_true", help="really forget (without it: only say what would go)")
     p.add_argument("--reason", help="why (kept in the deletion log)")
-    p.add_argument("--requested-by", default=os.environ.get("USER") or "cli", help="who asked (deletion log)")
+    p.add_argument("--requested-by", help="who asked, for the deletion log (default: the login name)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_forget)
 
@@ -396,6 +423,12 @@ def _add_lifecycle_commands(sub: Any) -> None:
         p.set_defaults(func=cmd_tool, tool_call=make_call)
 
 
+def _report_sections() -> list[str]:
+    from nexus_memory.analytics.report import SECTIONS
+
+    return list(SECTIONS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nexus-memory", description="Long-term memory for AI assistants.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -414,6 +447,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help="row counts of every layer")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("report", help="the operator's figures: backlog, outcomes, entities, coverage (read-only)")
+    p.add_argument("--section", action="append", choices=_report_sections(), help="only this section (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("recall", help="search memory")
     p.add_argument("query")
@@ -451,12 +489,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_rebuild_index)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | forget")
-    p.add_argument("kind", choices=["extract", "locomo", "recall", "forget"])
+    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | analytics | forget")
+    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics", "forget"])
     p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
     p.add_argument("--conversations", type=int, default=0, help="locomo: only the first N conversations")
     p.add_argument("--facts", type=int, default=100_000, help="recall, forget: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--events", type=int, default=100_000, help="analytics: synthetic store size")
+    p.add_argument("--data-dir", help="analytics: where the synthetic store is built and kept")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
     _add_lifecycle_commands(sub)

@@ -17,7 +17,7 @@ from nexus_memory.events import RawRecord, ingest
 from nexus_memory.ids import now_ms, ulid
 from nexus_memory.lifecycle import reconsolidate
 from nexus_memory.stores import Stores
-from nexus_memory.vector_index import build_ivf
+from nexus_memory.vectors.ivf import build_ivf
 from nexus_memory.writer.offline_writer import OfflineWriter
 from nexus_memory.writer.run import process_partition
 

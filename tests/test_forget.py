@@ -26,7 +26,7 @@ from nexus_memory.lifecycle.forget import ForgetError, Target, forget, preview
 from nexus_memory.lifecycle.forget import run as forget_run
 from nexus_memory.recall import recall
 from nexus_memory.stores import Stores
-from nexus_memory.vector_index import ann_root, current_generation
+from nexus_memory.vectors.ivf import ann_root, current_generation
 
 KEY = "Dana hid the spare key under the qzxvbk planter."
 VAULT = "The vault code is wqpxtrk and nobody knows."
@@ -162,6 +162,8 @@ def test_the_ledger_stays_append_only_outside_a_forget(world: Stores) -> None:
         ("entity", "Nobody At All", "no entity"),
         ("planet", "x", "must be one of"),
         ("fact", "  ", "non-empty"),
+        ("entity", "Zorb\udcffx", "Unicode"),
+        ("sender", "x" * 5, "no events"),
     ],
 )
 def test_unknown_targets_are_refused_and_nothing_changes(world: Stores, kind: str, value: str, message: str) -> None:

@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from nexus_memory.calendar_words import month_number
 from nexus_memory.events import InvalidRecord, RawRecord
 from nexus_memory.importers.documents import conversation_reject, identifier, item_record, read_conversations
 from nexus_memory.textcheck import show
@@ -24,22 +25,6 @@ SESSION_KEY = re.compile(r"session_([0-9]{1,6})")
 DATE_RE = re.compile(
     r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$", re.IGNORECASE
 )
-# English month names, parsed by hand so the result does not depend on the process locale.
-_MONTH_NAMES = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-MONTHS = {name: n for n, full in enumerate(_MONTH_NAMES, start=1) for name in (full, full[:3])} | {"sept": 9}
 
 
 def read(path: Path) -> Iterator[RawRecord]:
@@ -104,7 +89,7 @@ def parse_session_date(text: str) -> datetime | None:
     if not match:
         return None
     hour, minute, half, day, month_name, year = match.groups()
-    month = MONTHS.get(month_name.lower())
+    month = month_number(month_name)
     if month is None or not 1 <= int(hour) <= 12:
         return None
     hour_24 = int(hour) % 12 + (12 if half.lower() == "p" else 0)

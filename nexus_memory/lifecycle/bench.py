@@ -23,7 +23,9 @@ from nexus_memory.ids import now_ms, stable_id
 from nexus_memory.lifecycle import decay
 from nexus_memory.lifecycle.forget import Target, forget
 from nexus_memory.stores import Stores
-from nexus_memory.vector_index import build_ivf, create_vec_table, embedding_id, insert_vec_rows, to_blob
+from nexus_memory.vectors.index import embedding_id
+from nexus_memory.vectors.ivf import build_ivf
+from nexus_memory.vectors.vec0 import create_vec_table, insert_vec_rows, to_blob
 
 WORDS = (
     *("garden", "coffee", "hiking", "report", "budget", "piano", "travel", "doctor", "school", "project"),

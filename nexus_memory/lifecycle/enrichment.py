@@ -19,6 +19,8 @@ from nexus_memory.ids import now_ms, ulid
 from nexus_memory.lifecycle import runs, state
 from nexus_memory.lifecycle.state import hidden_sql
 from nexus_memory.stores import Stores
+from nexus_memory.writer.extractor import find_entities
+from nexus_memory.writer.extractor.names import NameBook
 from nexus_memory.writer.tools import WriterTools
 
 MAX_LINKS = 1  # a fact with at most this many entity links is "few"
@@ -39,17 +41,6 @@ class EnrichmentReport:
         return asdict(self)
 
 
-def _entity_finder():
-    """The offline writer's entity finder and its name book (moved to writer/extractor in the writer split)."""
-    try:
-        from nexus_memory.writer.extractor import find_entities  # type: ignore[import-not-found]
-        from nexus_memory.writer.extractor.names import NameBook  # type: ignore[import-not-found]
-    except ImportError:  # before the split
-        from nexus_memory.writer.offline import _NameBook as NameBook  # type: ignore[no-redef]
-        from nexus_memory.writer.offline import find_entities  # type: ignore[no-redef]
-    return find_entities, NameBook
-
-
 def enrich(
     stores: Stores, *, now: int | None = None, limit: int | None = None, max_links: int = MAX_LINKS
 ) -> EnrichmentReport:
@@ -67,8 +58,7 @@ def enrich(
         (max_links, limit),
     ).fetchall()
     if rows:
-        find_entities, name_book = _entity_finder()
-        book = name_book({})
+        book = NameBook({})
         for name in known_person_names(conn):
             book.add_known(name)
         entities_before = conn.execute("SELECT count(*) FROM entities").fetchone()[0]

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from nexus_memory import db
-from nexus_memory.textcheck import show
+from nexus_memory.textcheck import show, unicode_problem
 
 TARGET_KINDS = ("event", "fact", "sender", "entity")
 MIN_NAME_CHARS = 3  # shorter names and aliases ('Al', 'J') are not searched for in text: they match too much
@@ -43,6 +43,8 @@ class Target:
             raise ForgetError(f"forget target must be one of {list(TARGET_KINDS)}, not {show(self.kind)}")
         if not isinstance(self.value, str) or not self.value.strip():
             raise ForgetError(f"forget --{self.kind} needs a non-empty value")
+        if problem := unicode_problem(self.value):
+            raise ForgetError(f"forget --{self.kind}: the value {problem}")
 
 
 @dataclass

@@ -65,7 +65,8 @@ def delete_vectors(conn: db.Connection, targets: Mapping[str, Sequence[str]]) ->
 
 def rewrite_index_files(stores: Stores, target_types: Sequence[str]) -> list[str]:
     """Rebuild the IVF files of these types (those that have any) from the canonical table; returns the rebuilt."""
-    from nexus_memory.vector_index import ann_root, build_ivf, current_generation, index_state
+    from nexus_memory.vectors.ivf import ann_root, build_ivf, current_generation
+    from nexus_memory.vectors.vec0 import index_state
 
     state = index_state(stores.conn)
     if state is None:
