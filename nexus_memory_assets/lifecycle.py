@@ -63,30 +63,38 @@ def nightly_enrichment() -> None:
     detect_conflicts(after=enrich_entities())
 
 
-@dg.op(pool=SQLITE_POOL)
-def apply_decay(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output[int]:
-    """confidence x exp(-rate x days since last access); below the threshold a fact is soft-deleted."""
-    report = run(stores, decay.run_decay)
-    context.log.info(f"decay: {report.soft_deleted} facts soft-deleted of {report.checked}")
-    return output(report.soft_deleted, report)
+def one_op_job(
+    job_name: str, op_name: str, description: str, call: Callable[[Stores], Any], value: Callable[[Any], Any]
+) -> dg.JobDefinition:
+    """A job of one op that runs one lifecycle call: output `value(report)`, metadata the whole report."""
+
+    @dg.op(name=op_name, pool=SQLITE_POOL, description=description)
+    def the_op(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output:
+        report = run(stores, call)
+        context.log.info(f"{op_name}: {value(report)}")
+        return output(value(report), report)
+
+    @dg.job(name=job_name, description=description)
+    def the_job() -> None:
+        the_op()
+
+    return the_job
 
 
-@dg.job(description="Decay every fact's confidence; soft-delete those below the threshold (nexus-memory decay).")
-def nightly_decay() -> None:
-    apply_decay()
-
-
-@dg.op(pool=SQLITE_POOL)
-def write_reflection(context: dg.OpExecutionContext, stores: StoresResource) -> dg.Output[str]:
-    """The weekly reflection, or why it was skipped."""
-    report = run(stores, reflection.reflect)
-    context.log.info(f"reflection {report.status}: {report.reason or report.mental_model_id}")
-    return output(report.status, report)
-
-
-@dg.job(description="The weekly reflection, get_context's 'Weekly insight' (nexus-memory reflect).")
-def weekly_reflection() -> None:
-    write_reflection()
+nightly_decay = one_op_job(
+    "nightly_decay",
+    "apply_decay",
+    "Decay every fact's confidence; soft-delete those below the threshold (nexus-memory decay).",
+    decay.run_decay,
+    lambda report: report.soft_deleted,
+)
+weekly_reflection = one_op_job(
+    "weekly_reflection",
+    "write_reflection",
+    "The weekly reflection, get_context's 'Weekly insight', or why it was skipped (nexus-memory reflect).",
+    reflection.reflect,
+    lambda report: report.status,
+)
 
 
 class SessionConfig(dg.Config):
