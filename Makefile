@@ -19,9 +19,11 @@ $(BIN)/.installed: pyproject.toml
 install: $(BIN)/.installed
 
 demo: install
-	$(BIN)/nexus-memory ingest nexus_memory/sample_data/events.jsonl --format jsonl
-	$(BIN)/nexus-memory pipeline
-	$(BIN)/nexus-memory stats
+	@$(BIN)/nexus-memory ingest nexus_memory/sample_data/events.jsonl --format jsonl
+	@$(BIN)/nexus-memory pipeline
+	@echo; echo 'Example: nexus-memory recall "Why did the Atlas launch move?" --sources --max-results 3'
+	@$(BIN)/nexus-memory recall "Why did the Atlas launch move?" --sources --max-results 3
+	@echo; echo "Next: make ui, then open http://127.0.0.1:3000 (asset lineage, partitions, run logs)"
 
 test: install
 	$(BIN)/python -m pytest -q

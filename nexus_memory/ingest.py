@@ -28,6 +28,20 @@ def detect_format(path: Path) -> str:
     raise ValueError(f"{path}: cannot tell the format; pass --format jsonl|locomo|chatgpt|claude")
 
 
+def file_sha256(path: Path) -> str:
+    """Content hash of a file, read in chunks: how an imported file is recognised whatever its name."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def already_ingested(stores: Stores, sha256: str) -> bool:
+    """Whether a file with this content hash was imported before."""
+    return stores.conn.execute("SELECT 1 FROM ingested_files WHERE sha256 = ?", (sha256,)).fetchone() is not None
+
+
 def ingest_file(
     stores: Stores,
     path: Path,
@@ -38,7 +52,7 @@ def ingest_file(
 ) -> IngestSummary:
     """Import one file; remember it (by content hash) so the inbox sensor never reads it twice."""
     summary = ingest(stores, read_records(path, fmt), on_record=on_record)
-    digest = sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = sha256 or file_sha256(path)
     stores.conn.execute(
         """INSERT OR REPLACE INTO ingested_files (sha256, path, format, summary, ingested_at)
            VALUES (?, ?, ?, ?, ?)""",
