@@ -49,3 +49,8 @@ def facts_without_vector(stores: Stores, platform: str, days: Sequence[str], mod
                SELECT 1 FROM embeddings m WHERE m.target_type = 'fact' AND m.target_id = f.id AND m.model IS ?)""",
         (platform, json.dumps(list(days)), model),
     ).fetchone()[0]
+
+
+def facts_without_active_vector(stores: Stores, platform: str, days: Sequence[str]) -> int:
+    """Facts drawn from these days' events with no vector of the model the search index serves."""
+    return facts_without_vector(stores, platform, days, active_model(stores))

@@ -7,6 +7,7 @@ is one run, not one per day; the log gets one line per batch, and a line every f
 a long batch runs.
 """
 
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -92,12 +93,11 @@ def batch_metadata(reports: list[LayerReport]) -> dict[str, Any]:
 
 def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.AssetsDefinition]:
     """The four layer assets over these partitions."""
+    layer_asset = functools.partial(
+        dg.asset, partitions_def=partitions_def, backfill_policy=BACKFILL_POLICY, group_name="memory", pool=SQLITE_POOL
+    )
 
-    @dg.asset(
-        partitions_def=partitions_def,
-        backfill_policy=BACKFILL_POLICY,
-        group_name="memory",
-        pool=SQLITE_POOL,
+    @layer_asset(
         description="Layer 1: the immutable events ledger (events.db) for the run's days of a platform.",
     )
     def events(context: dg.AssetExecutionContext, stores: StoresResource) -> dg.MaterializeResult:
@@ -107,24 +107,16 @@ def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
         metadata["by_direction"] = md_table(["direction", "events"], [[k, v] for k, v in by_direction.items()])
         return dg.MaterializeResult(metadata=metadata)
 
-    @dg.asset(
-        partitions_def=partitions_def,
-        backfill_policy=BACKFILL_POLICY,
+    @layer_asset(
         deps=[events],
-        group_name="memory",
-        pool=SQLITE_POOL,
         description="Layer 2b: events grouped into versioned episodes (time gap in a thread, token-capped).",
     )
     def episodes(context: dg.AssetExecutionContext, stores: StoresResource) -> dg.MaterializeResult:
         reports = run_batches(context.op_execution_context, partitions_def, stores, "episodes")
         return dg.MaterializeResult(metadata=batch_metadata(reports))
 
-    @dg.asset(
-        partitions_def=partitions_def,
-        backfill_policy=BACKFILL_POLICY,
+    @layer_asset(
         deps=[episodes],
-        group_name="memory",
-        pool=SQLITE_POOL,
         description="Layer 2a: facts, entities, causal links and merge proposals written per episode. "
         "An episode that fails is recorded with its reason (check no_failed_episodes) and rerun alone.",
     )
@@ -155,12 +147,8 @@ def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
             )
         return dg.MaterializeResult(metadata=metadata)
 
-    @dg.asset(
-        partitions_def=partitions_def,
-        backfill_policy=BACKFILL_POLICY,
+    @layer_asset(
         deps=[facts],
-        group_name="memory",
-        pool=SQLITE_POOL,
         description="Vectors for new facts (sentence-transformers) in embeddings.db and the search index.",
     )
     def embeddings(

@@ -13,8 +13,8 @@ from nexus_memory.embeddings import StaleVectors, stale_fact_vectors
 from nexus_memory.invariants import (
     active_model,
     events_without_episode,
+    facts_without_active_vector,
     facts_without_source_event,
-    facts_without_vector,
 )
 from nexus_memory.partitions import ledger_days, partition_key
 from nexus_memory.stores import Stores
@@ -46,29 +46,43 @@ def count_in_run(
 def build_layer_checks(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.AssetChecksDefinition]:
     """The checks of the four layer assets over these partitions."""
 
-    @dg.asset_check(
-        asset="episodes",
-        partitions_def=partitions_def,
-        description="Every event of the run's partitions belongs to a writer episode.",
-    )
-    def episodes_cover_events(context: dg.AssetCheckExecutionContext, stores: StoresResource) -> dg.AssetCheckResult:
-        missing, per_platform = count_in_run(context, partitions_def, stores, events_without_episode)
-        return dg.AssetCheckResult(
-            passed=missing == 0, metadata={"events_without_episode": missing, "by_platform": per_platform}
-        )
+    def invariant(
+        name: str, asset: str, metric: str, count: Counter, description: str, blocking: bool = False
+    ) -> dg.AssetChecksDefinition:
+        """A check that passes when `count` finds no row breaking the invariant in the run's partitions."""
 
-    @dg.asset_check(
-        asset="facts",
-        partitions_def=partitions_def,
-        blocking=True,
-        description="Every fact written for the run's partitions points at an event that exists "
-        "(provenance); blocks embedding when one does not.",
-    )
-    def facts_have_provenance(context: dg.AssetCheckExecutionContext, stores: StoresResource) -> dg.AssetCheckResult:
-        orphans, per_platform = count_in_run(context, partitions_def, stores, facts_without_source_event)
-        return dg.AssetCheckResult(
-            passed=orphans == 0, metadata={"facts_without_source_event": orphans, "by_platform": per_platform}
+        @dg.asset_check(
+            name=name, asset=asset, partitions_def=partitions_def, blocking=blocking, description=description
         )
+        def check(context: dg.AssetCheckExecutionContext, stores: StoresResource) -> dg.AssetCheckResult:
+            broken, per_platform = count_in_run(context, partitions_def, stores, count)
+            return dg.AssetCheckResult(passed=broken == 0, metadata={metric: broken, "by_platform": per_platform})
+
+        return check
+
+    episodes_cover_events = invariant(
+        "episodes_cover_events",
+        "episodes",
+        "events_without_episode",
+        events_without_episode,
+        "Every event of the run's partitions belongs to a writer episode.",
+    )
+    facts_have_provenance = invariant(
+        "facts_have_provenance",
+        "facts",
+        "facts_without_source_event",
+        facts_without_source_event,
+        "Every fact written for the run's partitions points at an event that exists (provenance); "
+        "blocks embedding when one does not.",
+        blocking=True,
+    )
+    facts_embedded = invariant(
+        "facts_embedded",
+        "embeddings",
+        "facts_without_vector",
+        facts_without_active_vector,
+        "Every fact of the run's partitions has a vector of the model the search index serves.",
+    )
 
     @dg.asset_check(
         asset="facts",
@@ -91,22 +105,6 @@ def build_layer_checks(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
                 [[f.partition_key, f.episode_id, f.attempts, f.error] for f in found[:100]],
             )
         return dg.AssetCheckResult(passed=not found, metadata=metadata)
-
-    @dg.asset_check(
-        asset="embeddings",
-        partitions_def=partitions_def,
-        description="Every fact of the run's partitions has a vector of the model the search index serves.",
-    )
-    def facts_embedded(context: dg.AssetCheckExecutionContext, stores: StoresResource) -> dg.AssetCheckResult:
-        with stores.open() as opened:
-            model = active_model(opened)
-        missing, per_platform = count_in_run(
-            context, partitions_def, stores, lambda s, p, d: facts_without_vector(s, p, d, model)
-        )
-        return dg.AssetCheckResult(
-            passed=missing == 0,
-            metadata={"model": model or "none yet", "facts_without_vector": missing, "by_platform": per_platform},
-        )
 
     @dg.asset_check(
         asset="embeddings",
