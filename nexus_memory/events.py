@@ -17,6 +17,7 @@ from typing import Any
 
 from nexus_memory import identity
 from nexus_memory.ids import now_ms
+from nexus_memory.partitions import partition_key
 from nexus_memory.stores import Stores
 
 DIRECTIONS = ("inbound", "outbound", "internal")
@@ -85,7 +86,7 @@ class IngestSummary:
             "duplicates": self.duplicates,
             "rejected": self.rejected,
             "rejects": self.rejects[:100],
-            "partitions": sorted(f"{d}|{p}" for d, p in self.partitions),
+            "partitions": sorted(partition_key(d, p) for d, p in self.partitions),
         }
 
 

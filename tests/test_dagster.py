@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -385,13 +386,10 @@ def test_facts_have_provenance_blocks_embedding(settings: Settings) -> None:
         assert stores.counts()["embeddings"] == 0
 
 
-def test_no_failed_episodes_lists_failures_and_a_rerun_clears_them(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _failing_writer_for_event_b(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Make the offline writer fail on episodes starting with an event whose id ends in 'b'; returns the undo."""
     from nexus_memory.writer.offline_writer import OfflineWriter
 
-    _ingest(settings, [_event("a", "sms", "2025-03-03T10:00:00Z"), _event("b", "sms", "2025-03-04T10:00:00Z")])
-    instance = dg.DagsterInstance.ephemeral()
     original = OfflineWriter.write
 
     def flaky(self: OfflineWriter, tools: Any, episode: Any) -> Any:
@@ -400,6 +398,15 @@ def test_no_failed_episodes_lists_failures_and_a_rerun_clears_them(
         return original(self, tools, episode)
 
     monkeypatch.setattr(OfflineWriter, "write", flaky)
+    return lambda: monkeypatch.setattr(OfflineWriter, "write", original)
+
+
+def test_no_failed_episodes_lists_failures_and_a_rerun_clears_them(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _ingest(settings, [_event("a", "sms", "2025-03-03T10:00:00Z"), _event("b", "sms", "2025-03-04T10:00:00Z")])
+    instance = dg.DagsterInstance.ephemeral()
+    undo = _failing_writer_for_event_b(monkeypatch)
     result = _run_job(settings, instance, "memory_pipeline", "sms", "2025-03-03", "2025-03-04")
     assert result.success  # the good episode is kept and embedded; the failed one waits
     check = _checks(result)["no_failed_episodes"]
@@ -407,11 +414,32 @@ def test_no_failed_episodes_lists_failures_and_a_rerun_clears_them(
     assert "the model server went away" in check.metadata["failures"].value
     with Stores(settings) as stores:
         assert stores.counts()["embeddings"] >= 1
-    monkeypatch.setattr(OfflineWriter, "write", original)
+    undo()
     rerun = _run_job(settings, instance, "rerun_failed_episodes", "sms", "2025-03-03", "2025-03-04")
     assert _checks(rerun)["no_failed_episodes"].passed
     with Stores(settings) as stores:
         assert pending_partitions(stores) == []
+
+
+def test_pipeline_command_says_which_events_are_left_and_why(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nexus_memory.cli import main
+
+    _ingest(settings, [_event("a", "sms", "2025-03-03T10:00:00Z"), _event("b", "sms", "2025-03-04T10:00:00Z")])
+    monkeypatch.setenv("NEXUS_DATA_DIR", str(settings.data_dir))
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # a throwaway instance
+    undo = _failing_writer_for_event_b(monkeypatch)
+    assert main(["pipeline"]) == 1
+    out = capsys.readouterr().out
+    assert "1 episodes failed" in out and "the model server went away" in out
+    assert "events with work left after this pipeline: sms 1" in out
+    assert main(["failed"]) == 0
+    [failed] = json.loads(capsys.readouterr().out)
+    assert (failed["day"], failed["platform"]) == ("2025-03-04", "sms") and "went away" in failed["error"]
+    undo()
+    assert main(["pipeline", "--only-failed"]) == 0
+    assert main(["pipeline"]) == 0 and "nothing to do" in capsys.readouterr().out
 
 
 def test_facts_embedded_counts_only_vectors_of_the_active_model(settings: Settings) -> None:
