@@ -7,13 +7,16 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from nexus_memory.config import load_settings
 from nexus_memory.stores import Stores
+
+if TYPE_CHECKING:
+    from nexus_memory_assets.pipeline import PipelineOutcome
 
 
 def _print_json(value: Any) -> None:
@@ -46,9 +49,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
-    from nexus_memory_assets.pipeline import run_pipeline
-
     try:
+        from nexus_memory_assets.pipeline import run_pipeline
+
         outcome = run_pipeline(
             load_settings(),
             platforms=args.platform or None,
@@ -65,7 +68,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     return 0 if outcome.ok else 1
 
 
-def _print_pipeline(outcome: Any) -> None:
+def _print_pipeline(outcome: PipelineOutcome) -> None:
     """The pipeline's outcome for a person: a table of what each run built, then anything left undone."""
     if outcome.orphaned_runs:
         print(

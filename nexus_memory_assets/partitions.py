@@ -58,6 +58,9 @@ def dagster_key(day: str, platform: str) -> dg.MultiPartitionKey:
     return dg.MultiPartitionKey({"day": day, PLATFORM_DIMENSION: encode_platform(platform)})
 
 
+PIPELINE_RUN_TAG_KEYS = (ASSET_PARTITION_RANGE_START_TAG, ASSET_PARTITION_RANGE_END_TAG, PLATFORM_TAG)
+
+
 def pipeline_run_tags(platform: str, first: str, last: str) -> dict[str, str]:
     """Tags of a run over daily partitions first..last of a platform: the range, and the platform
     (dagster.yaml lets one run per `nexus/platform` value run at a time)."""

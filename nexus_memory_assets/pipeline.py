@@ -112,7 +112,7 @@ def run_pipeline(
     (the `terse` logger) when `progress` is given, and nowhere else than the run log when not.
     """
     instance = instance or get_instance()
-    outcome = PipelineOutcome(orphaned_runs=fail_orphaned_runs(instance))
+    outcome = PipelineOutcome(orphaned_runs=[run.run_id for run in fail_orphaned_runs(instance)])
     dates = Calendar.from_settings(settings)
     with Stores(settings) as stores:
         ranges = platform_batches(_selected(stores, platforms, only_failed), dates)

@@ -73,10 +73,10 @@ def claim_run(context: dg.OpExecutionContext) -> None:
         context.instance.add_run_tags(context.run_id, {WORKER_TAG: mine})
 
 
-def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
+def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
     """Mark unfinished runs whose worker process on this host is gone failed (canceling ones canceled),
-    and free the pool slots they held. Returns their run ids."""
-    orphans: list[str] = []
+    and free the pool slots they held. Returns those runs."""
+    orphans: list[dg.DagsterRun] = []
     for record in instance.get_run_records(filters=dg.RunsFilter(statuses=_UNFINISHED)):
         run = record.dagster_run
         tag = run.tags.get(WORKER_TAG)
@@ -90,5 +90,5 @@ def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
         else:
             instance.report_run_failed(run, message)
         instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
-        orphans.append(run.run_id)
+        orphans.append(run)
     return orphans

@@ -15,7 +15,14 @@ from nexus_memory.layers import partitions_ingested_after, pending_partitions
 from nexus_memory.partitions import platform_batches
 from nexus_memory_assets.inbox import ingest_inbox_job
 from nexus_memory_assets.jobs import memory_pipeline_job
-from nexus_memory_assets.partitions import calendar, encode_platform, pipeline_run_tags, platform_partitions
+from nexus_memory_assets.partitions import (
+    PIPELINE_RUN_TAG_KEYS,
+    PLATFORM_TAG,
+    calendar,
+    encode_platform,
+    pipeline_run_tags,
+    platform_partitions,
+)
 from nexus_memory_assets.runs import fail_orphaned_runs
 from resources import StoresResource
 
@@ -30,10 +37,17 @@ def build_new_events_sensor(partitions_def: dg.MultiPartitionsDefinition) -> dg.
         "events still have work left; marks runs of dead processes failed.",
     )
     def new_events_sensor(context: dg.SensorEvaluationContext, stores: StoresResource) -> dg.SensorResult:
-        for run_id in fail_orphaned_runs(context.instance):
-            context.log.warning(f"run {run_id}: its process is gone; marked failed")
+        requests: list[dg.RunRequest] = []
+        for orphan in fail_orphaned_runs(context.instance):
+            context.log.warning(f"run {orphan.run_id}: its process is gone; marked failed")
+            if orphan.job_name == memory_pipeline_job.name and PLATFORM_TAG in orphan.tags:
+                # Resume: the same range again; what the killed run committed is skipped.
+                resumed = {k: orphan.tags[k] for k in PIPELINE_RUN_TAG_KEYS if k in orphan.tags}
+                requests.append(
+                    dg.RunRequest(job_name=memory_pipeline_job.name, run_key=f"resume:{orphan.run_id}", tags=resumed)
+                )
         cursor = json.loads(context.cursor) if context.cursor else {}
-        requests = [
+        requests += [
             dg.RunRequest(
                 job_name=ingest_inbox_job.name,
                 run_key=f"inbox:{found.key}",
@@ -43,7 +57,8 @@ def build_new_events_sensor(partitions_def: dg.MultiPartitionsDefinition) -> dg.
         ]
         with stores.open() as opened:
             touched, high_water = partitions_ingested_after(opened, int(cursor.get("rowid", 0)))
-            pending = [pair for pair in pending_partitions(opened) if pair in set(touched)] if touched else []
+            fresh = set(touched)
+            pending = [pair for pair in pending_partitions(opened) if pair in fresh] if fresh else []
         ranges = platform_batches(pending, calendar(partitions_def))
         requests += [
             dg.RunRequest(

@@ -305,6 +305,30 @@ def test_sensor_launches_nothing_when_nothing_is_pending(settings: Settings) -> 
     assert json.loads(result.cursor)["rowid"] >= 3
 
 
+def test_sensor_fails_a_killed_pipeline_run_and_resumes_its_range(settings: Settings) -> None:
+    import subprocess
+
+    from nexus_memory_assets.runs import WORKER_TAG, worker_tag
+
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("platform", ["sms"])
+    child = subprocess.Popen(["true"])
+    child.wait()
+    tags = pipeline_run_tags("sms", "2025-03-01", "2025-03-09")
+    job = defs.resolve_job_def("memory_pipeline")
+    killed = instance.create_run_for_job(
+        job, tags={**tags, WORKER_TAG: worker_tag(child.pid)}, status=dg.DagsterRunStatus.STARTED
+    )
+    alive = instance.create_run_for_job(
+        job, tags={**tags, WORKER_TAG: worker_tag()}, status=dg.DagsterRunStatus.STARTED
+    )
+    result = _sensor(settings, instance)
+    assert instance.get_run_by_id(killed.run_id).status == dg.DagsterRunStatus.FAILURE
+    assert instance.get_run_by_id(alive.run_id).status == dg.DagsterRunStatus.STARTED
+    [resume] = result.run_requests
+    assert resume.run_key == f"resume:{killed.run_id}" and resume.tags == tags
+
+
 def test_a_bad_inbox_file_is_moved_aside_with_its_reason(settings: Settings) -> None:
     bad = _write_inbox(settings, "mystery.json", [{"not": "an export"}])
     good = _write_inbox(settings, "good.jsonl", EVENTS[:1])
@@ -509,21 +533,3 @@ def test_reembed_job_recomputes_vectors_and_reports(settings: Settings) -> None:
     output = next(e for e in result.events_for_node("reembed_vectors") if e.is_successful_output)
     metadata = output.step_output_data.metadata
     assert metadata["rows"].value == 2 and metadata["by_type"].value == {"fact": 2}
-
-
-def test_orphaned_runs_of_dead_processes_are_marked_failed() -> None:
-    import subprocess
-
-    from nexus_memory_assets.runs import WORKER_TAG, fail_orphaned_runs, worker_tag
-
-    instance = dg.DagsterInstance.ephemeral()
-    child = subprocess.Popen(["sleep", "0"])
-    dead = worker_tag(child.pid)
-    child.wait()
-    for tag, status in ((dead, dg.DagsterRunStatus.STARTED), (worker_tag(), dg.DagsterRunStatus.STARTED)):
-        run = instance.create_run_for_job(dg.GraphDefinition("g").to_job(), tags={WORKER_TAG: tag}, status=status)
-        assert run.status == status
-    orphans = fail_orphaned_runs(instance)
-    assert len(orphans) == 1
-    statuses = {r.tags[WORKER_TAG]: r.status for r in instance.get_runs()}
-    assert statuses == {dead: dg.DagsterRunStatus.FAILURE, worker_tag(): dg.DagsterRunStatus.STARTED}
