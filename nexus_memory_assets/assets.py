@@ -15,8 +15,7 @@ from typing import Any
 import dagster as dg
 
 from nexus_memory.layers import LayerReport, run_layer
-from nexus_memory.partitions import ledger_days
-from nexus_memory_assets.partitions import batches, calendar
+from nexus_memory_assets.partitions import run_days
 from nexus_memory_assets.runs import claim_run
 from resources import EmbedderResource, StoresResource, WriterResource
 
@@ -61,12 +60,10 @@ def run_batches(
 ) -> list[LayerReport]:
     """Run one layer over the run's partitions, a batch per platform; log one line per batch."""
     claim_run(context)
-    dates = calendar(partitions_def)
     reports: list[LayerReport] = []
     with stores.open() as opened:
-        for batch in batches(context, partitions_def):
-            days = ledger_days(opened, batch.platform, *dates.bounds(batch.first, batch.last))
-            report = run_layer(opened, layer, batch.platform, days, on_progress=_throttled(context), **options)
+        for platform, days in run_days(context, partitions_def, opened):
+            report = run_layer(opened, layer, platform, days, on_progress=_throttled(context), **options)
             context.log.info(report.line())
             reports.append(report)
     return reports

@@ -16,11 +16,11 @@ from nexus_memory.invariants import (
     facts_without_active_vector,
     facts_without_source_event,
 )
-from nexus_memory.partitions import ledger_days, partition_key
+from nexus_memory.partitions import partition_key
 from nexus_memory.stores import Stores
 from nexus_memory.writer.run import FailedEpisode, failed_episodes
 from nexus_memory_assets.assets import md_table
-from nexus_memory_assets.partitions import batches, calendar
+from nexus_memory_assets.partitions import run_days
 from resources import StoresResource
 
 # (stores, platform, ledger days) -> rows breaking the invariant
@@ -34,12 +34,10 @@ def count_in_run(
     count: Counter,
 ) -> tuple[int, dict[str, int]]:
     """Rows breaking an invariant in the run's partitions: the total and the count per platform."""
-    dates = calendar(partitions_def)
     per_platform: dict[str, int] = {}
     with stores.open() as opened:
-        for batch in batches(context.op_execution_context, partitions_def):
-            days = ledger_days(opened, batch.platform, *dates.bounds(batch.first, batch.last))
-            per_platform[batch.platform] = count(opened, batch.platform, days)
+        for platform, days in run_days(context.op_execution_context, partitions_def, opened):
+            per_platform[platform] = count(opened, platform, days)
     return sum(per_platform.values()), per_platform
 
 

@@ -21,7 +21,8 @@ import dagster as dg
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
 from nexus_memory.config import Settings
-from nexus_memory.partitions import Calendar, utc_today
+from nexus_memory.partitions import Calendar, ledger_days, utc_today
+from nexus_memory.stores import Stores
 
 PLATFORM_DIMENSION = "platform"
 PLATFORM_TAG = "nexus/platform"
@@ -88,6 +89,18 @@ def batches(context: dg.OpExecutionContext, partitions_def: dg.MultiPartitionsDe
         days_by_platform[dims[PLATFORM_DIMENSION]].append(dims["day"])
     return [
         Batch(decode_platform(platform), min(days), max(days)) for platform, days in sorted(days_by_platform.items())
+    ]
+
+
+def run_days(
+    context: dg.OpExecutionContext, partitions_def: dg.MultiPartitionsDefinition, stores: Stores
+) -> list[tuple[str, list[str]]]:
+    """(platform, ledger days with events) for each platform of the run, the range's ends stretched
+    to every earlier or later day when they are the first or today's partition."""
+    dates = calendar(partitions_def)
+    return [
+        (batch.platform, ledger_days(stores, batch.platform, *dates.bounds(batch.first, batch.last)))
+        for batch in batches(context, partitions_def)
     ]
 
 
