@@ -72,11 +72,27 @@ def ledger_days(stores: Stores, platform: str, first: str | None = None, last: s
     return [r[0] for r in rows]
 
 
-def platform_batches(pairs: list[tuple[str, str]], calendar: Calendar) -> dict[str, tuple[str, str]]:
-    """Ledger (day, platform) pairs as one range of daily partitions per platform: {platform: (first, last)}."""
-    ranges: dict[str, tuple[str, str]] = {}
+# Every partition in a run's range costs Dagster a few event-log writes even when it has no events;
+# past about a month of nothing, a second run is cheaper.
+MAX_EMPTY_DAYS_IN_RUN = 31
+
+
+def platform_batches(
+    pairs: list[tuple[str, str]], calendar: Calendar, max_empty_days: int = MAX_EMPTY_DAYS_IN_RUN
+) -> list[tuple[str, str, str]]:
+    """Ledger (day, platform) pairs as ranges of daily partitions, (platform, first, last), oldest
+    first per platform: one range per platform, cut where more than `max_empty_days` have nothing."""
+    days_by_platform: dict[str, set[str]] = {}
     for day, platform in pairs:
-        bucket = calendar.partition_of(day)
-        first, last = ranges.get(platform, (bucket, bucket))
-        ranges[platform] = (min(first, bucket), max(last, bucket))
-    return dict(sorted(ranges.items()))
+        days_by_platform.setdefault(platform, set()).add(calendar.partition_of(day))
+    ranges: list[tuple[str, str, str]] = []
+    for platform, days in sorted(days_by_platform.items()):
+        ordered = sorted(days)
+        first = last = ordered[0]
+        for day in ordered[1:]:
+            if (date.fromisoformat(day) - date.fromisoformat(last)).days > max_empty_days + 1:
+                ranges.append((platform, first, last))
+                first = day
+            last = day
+        ranges.append((platform, first, last))
+    return ranges

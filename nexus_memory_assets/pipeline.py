@@ -117,13 +117,13 @@ def run_pipeline(
     with Stores(settings) as stores:
         ranges = platform_batches(_selected(stores, platforms, only_failed), dates)
     known = set(instance.get_dynamic_partitions(platform_partitions.name or "platform"))
-    new_platforms = sorted({encode_platform(p) for p in ranges} - known)
+    new_platforms = sorted({encode_platform(platform) for platform, _, _ in ranges} - known)
     if new_platforms:
         instance.add_dynamic_partitions(platform_partitions.name or "platform", new_platforms)
     job = build_definitions(settings).resolve_job_def("rerun_failed_episodes" if only_failed else "memory_pipeline")
     run_config = {"loggers": {"terse": {"config": {"log_level": "INFO" if progress else "CRITICAL"}}}}
     started = time.perf_counter()
-    for i, (platform, (first, last)) in enumerate(ranges.items(), 1):
+    for i, (platform, first, last) in enumerate(ranges, 1):
         if progress:
             span = first if first == last else f"{first} .. {last}"
             progress(f"[{i}/{len(ranges)}] {platform}: partitions {span}")

@@ -64,13 +64,13 @@ def build_new_events_sensor(partitions_def: dg.MultiPartitionsDefinition) -> dg.
             dg.RunRequest(
                 job_name=memory_pipeline_job.name,
                 # The same platform and high-water mark give the same key: a repeated tick launches nothing.
-                run_key=f"events:{encode_platform(platform)}:{high_water}",
+                run_key=f"events:{encode_platform(platform)}:{first}:{high_water}",
                 tags=pipeline_run_tags(platform, first, last),
             )
-            for platform, (first, last) in ranges.items()
+            for platform, first, last in ranges
         ]
         known = set(context.instance.get_dynamic_partitions(platform_partitions.name or "platform"))
-        new_platforms = sorted({encode_platform(p) for p in ranges} - known)
+        new_platforms = sorted({encode_platform(platform) for platform, _, _ in ranges} - known)
         return dg.SensorResult(
             run_requests=requests,
             dynamic_partitions_requests=[platform_partitions.build_add_request(new_platforms)] if new_platforms else [],

@@ -177,8 +177,8 @@ def test_pipeline_processes_events_at_the_edges(settings: Settings, case: str) -
             for r in stores.conn.execute("SELECT partition_key FROM episodes WHERE platform = ?", (record["platform"],))
         ]
         assert f"{day}|{record['platform']}" in keys
-    # One run per platform, over a range of days.
-    assert len(outcome.runs) == len({record["platform"], "sms"})
+    # A run per platform over a range of days (two for sms when today is far from 2025-03-05).
+    assert {r.platform for r in outcome.runs} == {record["platform"], "sms"}
 
 
 def test_calendar_sends_days_beyond_the_ends_to_the_end_partitions() -> None:
@@ -188,6 +188,19 @@ def test_calendar_sends_days_beyond_the_ends_to_the_end_partitions() -> None:
     assert dates.partition_of("2020-02-02") == "2020-02-02"
     assert dates.bounds("2019-01-01", "2026-11-23") == (None, None)
     assert dates.bounds("2020-01-01", "2020-01-31") == ("2020-01-01", "2020-01-31")
+
+
+def test_pending_days_become_one_range_per_platform_cut_at_long_gaps() -> None:
+    from nexus_memory.partitions import platform_batches
+
+    dates = Calendar("2019-01-01", "2026-11-23")
+    pairs = [("2020-01-01", "sms"), ("2020-01-20", "sms"), ("2020-03-15", "sms"), ("2015-01-01", "a|b")]
+    assert platform_batches(pairs, dates) == [
+        ("a|b", "2019-01-01", "2019-01-01"),
+        ("sms", "2020-01-01", "2020-01-20"),
+        ("sms", "2020-03-15", "2020-03-15"),
+    ]
+    assert platform_batches(pairs, dates, max_empty_days=100)[1:] == [("sms", "2020-01-01", "2020-03-15")]
 
 
 # --- runs over partitions ---------------------------------------------------------------------------
@@ -274,21 +287,24 @@ def test_sensor_leaves_ingest_to_a_run_and_requests_one_run_per_platform(setting
     assert ingest_run.success
     assert not (Path(settings.inbox_dir) / "batch1.jsonl").exists()
     assert (Path(settings.inbox_dir) / "done" / "batch1.jsonl").exists()
-    # The next tick sees the new ledger rows: one pipeline run per platform, over its range of days.
+    # The next tick sees the new ledger rows: a pipeline run per platform over its range of days
+    # (cut where more than a month has nothing to do).
     second = _sensor(settings, instance, first.cursor)
-    requests = {r.tags["nexus/platform"]: r for r in second.run_requests}
-    assert set(requests) == {"gmail", "imessage"}
-    assert requests["imessage"].tags["dagster/asset_partition_range_start"] == "2025-03-03|imessage"
-    assert requests["imessage"].tags["dagster/asset_partition_range_end"] == f"{utc_today()}|imessage"
+    start, end = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+    ranges = sorted((r.tags["nexus/platform"], r.tags[start], r.tags[end]) for r in second.run_requests)
+    today = utc_today()
+    assert ranges == [
+        ("gmail", "2025-03-04|gmail", "2025-03-04|gmail"),
+        ("imessage", "2025-03-03|imessage", "2025-03-03|imessage"),
+        ("imessage", f"{today}|imessage", f"{today}|imessage"),
+    ]
     assert sorted(second.dynamic_partitions_requests[0].partition_keys) == ["gmail", "imessage"]
-    # The requested run (platforms registered as the daemon would) processes today's event too.
+    # The requested runs (platforms registered as the daemon would) process today's event too.
     instance.add_dynamic_partitions("platform", list(second.dynamic_partitions_requests[0].partition_keys))
-    result = (
-        build_definitions(settings)
-        .resolve_job_def("memory_pipeline")
-        .execute_in_process(instance=instance, tags=requests["imessage"].tags)
-    )
-    assert result.success
+    job = build_definitions(settings).resolve_job_def("memory_pipeline")
+    for request in second.run_requests:
+        if request.tags["nexus/platform"] == "imessage":
+            assert job.execute_in_process(instance=instance, tags=request.tags).success
     with Stores(settings) as stores:
         assert "imessage" not in pending_events(stores)
     # A repeated tick with the same cursor sees nothing new.
