@@ -26,8 +26,6 @@ from nexus_memory_assets.definitions import build_definitions
 from nexus_memory_assets.partitions import encode_platform, pipeline_run_tags, platform_partitions
 from nexus_memory_assets.runs import WORKER_TAG, fail_orphaned_runs, worker_tag
 
-LAYER_ASSETS = ("events", "episodes", "facts", "embeddings")
-
 
 def get_instance() -> dg.DagsterInstance:
     """The DAGSTER_HOME instance (runs show in the UI) when set, else a throwaway one."""

@@ -27,6 +27,8 @@ _UNFINISHED = [
 
 def _start_time(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (/proc); None: no such live process; '': unknown."""
+    if not Path("/proc/self/stat").exists():
+        return ""  # no procfs (macOS): worker_alive asks the kernel by pid alone
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except FileNotFoundError:
