@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION
 from nexus_memory.partitions import partition_key
 from nexus_memory.stores import Stores
-from nexus_memory.vector_index import index_state
+from nexus_memory.vectors.vec0 import index_state
 
 
 def events_without_episode(stores: Stores, platform: str, days: Sequence[str]) -> int:

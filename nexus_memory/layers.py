@@ -19,7 +19,7 @@ from nexus_memory.embeddings import Embedder, embed_pending
 from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION, build_episodes
 from nexus_memory.partitions import partition_key
 from nexus_memory.stores import Stores
-from nexus_memory.vector_index import index_state
+from nexus_memory.vectors.vec0 import index_state
 from nexus_memory.writer.base import EpisodeWriter
 from nexus_memory.writer.run import EpisodeOutcome, FailedEpisode, failed_episodes, process_partition
 

@@ -109,7 +109,7 @@ KILLS = [
     # Inside the third episode's transaction (the writer has begun; nothing of it may survive).
     ("nexus_memory.writer.offline_writer", "OfflineWriter", "write", 3),
     # In the embeddings step, before its first batch of vectors is stored.
-    ("nexus_memory.vector_index", "VectorSearch", "add", 1),
+    ("nexus_memory.vectors.index", "VectorIndex", "add", 1),
     # Between layers of the second platform's run (events done, episodes not started).
     ("nexus_memory.layers", None, "run_layer", 6),
 ]
