@@ -27,7 +27,9 @@ class Stores:
             uri = f"file:{self.path(name)}?mode=ro" if readonly else str(self.path(name))
             self.conn.execute(f"ATTACH DATABASE ? AS {name}", (uri,))
             if not readonly:
+                # Both are per database: an ATTACHed store has its own (FULL would fsync each commit).
                 self.conn.execute(f"PRAGMA {name}.journal_mode = WAL")
+                self.conn.execute(f"PRAGMA {name}.synchronous = NORMAL")
 
     def path(self, name: str) -> Path:
         return self.settings.store_path(name)

@@ -25,7 +25,7 @@ from dagster._core.events import ASSET_EVENTS
 from dagster._core.events.log import EventLogEntry
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
-from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable
+from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable, SqlEventLogStorageTable
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 from dagster._core.storage.sqlalchemy_compat import db_result
 from dagster._core.storage.sqlite_storage import DagsterSqliteStorage, _event_logs_directory
@@ -49,16 +49,19 @@ class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
 
     def _store_asset_events(self, events: list[EventLogEntry]) -> None:
         """What `store_event` does for each asset event, in one transaction per database."""
+        rows = [self._event_to_row(event) for event in events]  # serialised once, for both databases
         with self.run_connection(events[0].run_id) as conn:
-            conn.execute(self.prepare_insert_event_batch(events))
+            conn.execute(SqlEventLogStorageTable.insert(), rows)
         with self.index_transaction() as conn:
             event_ids = []
-            for event in events:
-                with db_result(conn, self.prepare_insert_event(event)) as result:
+            for row in rows:
+                with db_result(conn, SqlEventLogStorageTable.insert().values(**row)) as result:
                     event_ids.append(result.inserted_primary_key[0])
             self._store_asset_event_tags(conn, events, event_ids)
-            for event, event_id in zip(events, event_ids, strict=True):
-                self._store_asset_event(conn, event, event_id)
+            # An asset's index row is overwritten by each event: the last of each kind gives the final row.
+            last = {(e.dagster_event.asset_key, e.dagster_event_type): i for i, e in enumerate(events)}
+            for i in sorted(last.values()):
+                self._store_asset_event(conn, events[i], event_ids[i])
 
     def _store_asset_check_evaluation_planned(self, event: EventLogEntry, event_id: int | None) -> None:
         """Dagster's rows, one per partition, with the event serialised once instead of once per row."""

@@ -30,10 +30,22 @@ class OfflineWriter:
 
     def write(self, tools: WriterTools, episode: EpisodeInput) -> WriteResult:
         conn = tools.conn
-        senders = {e.sender_id: identity.register_delivery(conn, e) for e in [*episode.context, *episode.events]}
-        extraction = extract(
-            [self._named(tools, e) for e in episode.events], context=[self._named(tools, e) for e in episode.context]
-        )
+        # A thread's context repeats the same few senders; registering a delivery again changes nothing,
+        # and naming reads only what registering wrote, so each distinct sender is looked up once.
+        senders: dict[str, str] = {}
+        for e in {
+            (e.platform, e.sender_id, e.sender_name, e.session_id): e for e in [*episode.context, *episode.events]
+        }.values():
+            senders[e.sender_id] = identity.register_delivery(conn, e)
+        names: dict[tuple[str, str, str | None], str] = {}
+
+        def named(event: Event) -> Event:
+            key = (event.platform, event.sender_id, event.sender_name)
+            if key not in names:
+                names[key] = identity.speaker_name(conn, event)
+            return self._named(event, names[key])
+
+        extraction = extract([named(e) for e in episode.events], context=[named(e) for e in episode.context])
         by_event = {e.id: e for e in episode.events}
         fact_ids = self._write_facts(tools, extraction, by_event, senders)
         for pair in extraction.causal:
@@ -46,13 +58,12 @@ class OfflineWriter:
         return WriteResult(notes=f"{len(extraction.facts)} facts extracted, {len(extraction.skipped_events)} skipped")
 
     @staticmethod
-    def _named(tools: WriterTools, event: Event) -> Event:
+    def _named(event: Event, name: str) -> Event:
         """The event as the extractor should read it: its sender_name replaced by the name facts may use.
 
         That is the accepted person's name, else a display name that names this sender, else the raw
         handle (`identity.speaker_name`). An unreviewed introduction or merge candidate never changes it.
         """
-        name = identity.speaker_name(tools.conn, event)
         if name == event.sender_name or (event.sender_name is None and name == event.sender_id):
             return event
         return replace(event, sender_name=name)

@@ -8,6 +8,7 @@ neighbourhood), so a rerun never adds a fact twice whatever the caller does.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from itertools import combinations
@@ -78,7 +79,13 @@ def content_tokens(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
+@functools.lru_cache(maxsize=65_536)
+def _fact_tokens(text: str) -> frozenset[str]:
+    """content_tokens of a stored fact's text, remembered: the same facts are compared again and again."""
+    return frozenset(content_tokens(text))
+
+
+def jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
@@ -140,21 +147,28 @@ class WriterTools:
 
     # -- write ------------------------------------------------------------------------------
     def find_duplicate(self, text: str, as_of: int) -> str | None:
-        """A fact with nearly the same words in the same day around as_of (Jaccard >= 0.75)."""
+        """The fact with the most nearly the same words within a day of as_of (Jaccard >= 0.75), if any.
+
+        The day either side comes first (the as_of index), then words are compared: a backfill
+        writes in time order, so the cost per fact stays that of one busy day however much history
+        is already stored (a keyword search over all time first made a backfill quadratic).
+        """
         tokens = content_tokens(text)
         if not tokens:
             return None
-        # Tokens are \w+ only, so quoting each makes a safe FTS5 OR query.
-        match = " OR ".join(f'"{t}"' for t in sorted(tokens, key=len, reverse=True)[:8])
-        rows = self.conn.execute(
-            """SELECT f.id, f.text FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
-               WHERE facts_fts MATCH ? AND f.as_of BETWEEN ? AND ? ORDER BY rank LIMIT 25""",
-            (match, as_of - DEDUP_WINDOW_MS, as_of + DEDUP_WINDOW_MS),
-        ).fetchall()
-        for row in rows:
-            if jaccard(tokens, content_tokens(row["text"])) >= DEDUP_JACCARD:
-                return row["id"]
-        return None
+        # Jaccard is at most the ratio of the two set sizes, so most rows are ruled out by size alone.
+        fewest, most = len(tokens) * DEDUP_JACCARD, len(tokens) / DEDUP_JACCARD
+        best, best_score = None, 0.0
+        for fact_id, other in self.conn.execute(
+            "SELECT id, text FROM facts WHERE as_of BETWEEN ? AND ? ORDER BY as_of, rowid",
+            (as_of - DEDUP_WINDOW_MS, as_of + DEDUP_WINDOW_MS),
+        ):
+            words = _fact_tokens(other)
+            if fewest <= len(words) <= most:
+                score = jaccard(tokens, words)
+                if score >= DEDUP_JACCARD and score > best_score:  # the first of equally close facts
+                    best, best_score = fact_id, score
+        return best
 
     def insert_fact(
         self,
