@@ -35,6 +35,9 @@ class Settings:
     torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
     # "onnx": recall embeds queries with an ONNX export of the model (~3x faster, same vectors); "torch"
     query_backend: str = field(default_factory=lambda: _env("NEXUS_QUERY_BACKEND", "onnx"))
+    # "auto": embed stored texts in bfloat16 where the CPU computes it natively (AMX / AVX-512 BF16)
+    # and the vectors match float32 (cosine >= 0.9999 on probes), ~2.7x faster; else "fp32".
+    embed_precision: str = field(default_factory=lambda: _env("NEXUS_EMBED_PRECISION", "auto"))
     # Where the ONNX export of the query model is cached (per model and library versions).
     model_cache_dir: Path = field(
         default_factory=lambda: _env_path("NEXUS_MODEL_CACHE", Path.home() / ".cache" / "nexus-memory")

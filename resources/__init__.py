@@ -28,6 +28,7 @@ _OVERRIDABLE = (
     "embedding_model",
     "torch_threads",
     "query_backend",
+    "embed_precision",
     "model_cache_dir",
     "llm_base_url",
     "llm_model",
@@ -45,6 +46,7 @@ class _SettingsResource(dg.ConfigurableResource):
     embedding_model: str | None = None
     torch_threads: int | None = None
     query_backend: str | None = None
+    embed_precision: str | None = None
     model_cache_dir: str | None = None
     llm_base_url: str | None = None
     llm_model: str | None = None
