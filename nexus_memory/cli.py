@@ -290,6 +290,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         data_dir = Path(args.data_dir or load_settings().data_dir / "bench-analytics")
         result = run_analytics(data_dir, args.events, progress=lambda line: print(line, file=sys.stderr))
         result["dagster"] = time_materialisation(str(data_dir))
+    elif args.kind == "backfill":
+        from nexus_memory.bench.backfill import run as run_backfill
+        from nexus_memory_assets.bench import timed_pipeline
+
+        result = run_backfill(
+            args.events,
+            timed_pipeline,
+            days=args.days,
+            directory=Path(args.data_dir) if args.data_dir else None,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
+        )
     elif args.kind == "locomo":
         from nexus_memory.bench.locomo import run as run_locomo
 
@@ -574,14 +585,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_rebuild_index)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | analytics | forget")
-    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics", "forget"])
+    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | analytics | forget | backfill")
+    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics", "forget", "backfill"])
     p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
     p.add_argument("--conversations", type=int, default=0, help="locomo: only the first N conversations")
     p.add_argument("--facts", type=int, default=100_000, help="recall, forget: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--events", type=int, default=100_000, help="analytics: synthetic store size")
-    p.add_argument("--data-dir", help="analytics: where the synthetic store is built and kept")
+    p.add_argument("--events", type=int, default=100_000, help="analytics, backfill: synthetic history size")
+    p.add_argument("--days", type=int, default=730, help="backfill: days the history spans")
+    p.add_argument(
+        "--data-dir", help="analytics: where the synthetic store is built and kept; backfill: where its temp dir goes"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
     _add_lifecycle_commands(sub)

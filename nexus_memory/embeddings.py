@@ -384,6 +384,12 @@ def _fact_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return row[0], text, row[2], row[3], row[4]
 
 
+def fact_embedding_texts(conn: db.Connection) -> list[str]:
+    """What embed_pending embeds for every stored fact, by today's rules (the embedding-bound benchmark)."""
+    texts = (_fact_row(tuple(row))[1] for row in conn.execute(_FACT_ROWS_SQL))
+    return [text for text in texts if text and text.strip()]
+
+
 def text_hash(text: str) -> str:
     """Fingerprint of an embedded text, kept beside its vector (embeddings.text_hash)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -118,3 +119,19 @@ class NexusInstance(dg.DagsterInstance):
     def _get_event_batch_size(self) -> int:
         # Dagster hands a storage batches only when this is above 0 (DAGSTER_EVENT_BATCH_SIZE, default 0).
         return int(os.environ.get("DAGSTER_EVENT_BATCH_SIZE") or EVENT_BATCH_SIZE)
+
+
+def persistent_instance(home: Path) -> dg.DagsterInstance:
+    """A new instance at `home` configured as `dagster_home/dagster.yaml` is: this instance class, SQLite."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "telemetry": {"enabled": False},
+                    "instance_class": {"module": __name__, "class": NexusInstance.__name__},
+                }
+            )
+        )
+    return dg.DagsterInstance.from_config(str(home))

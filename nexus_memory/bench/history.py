@@ -84,6 +84,9 @@ SMALL_TALK = (
     *("no worries", "👍", "perfect", "ugh, mondays", "good morning!", "same here", "talk soon", "sure thing"),
     *("That's great news", "Let me check and get back to you", "Got it, thanks", "Love that", "oh no"),
 )
+MOVE_REASONS = ("of the new job", "my partner got into grad school there", "rent here is insane")
+TECH_REASONS = ("the team knows it", "it is cheaper to run", "it handles our load")
+INTRO_HOOKS = ("We met at the conference in", "Dana suggested I reach out about the office in")
 REPLIES = ("Congrats!", "Oh wow, that's big news.", "Good to know.", "Makes sense.", "Noted, thanks.", "Ha, classic.")
 
 # Relative activity of each platform on a weekday and on a weekend day.
@@ -125,10 +128,11 @@ class Conversation:
 class HistoryGenerator:
     """Generates the events of one history; `events()` yields them in time order as JSON-ready records."""
 
-    def __init__(self, events: int, seed: int = 7) -> None:
-        if events < 1:
-            raise ValueError("a history needs at least one event")
+    def __init__(self, events: int, seed: int = 7, days: int = DAYS) -> None:
+        if events < 1 or days < 1:
+            raise ValueError("a history needs at least one event and one day")
         self.total = events
+        self.days = days
         self.rng = random.Random(seed)
         self.owner = Person(
             OWNER,
@@ -182,7 +186,7 @@ class HistoryGenerator:
             talks["imessage"].append(
                 Conversation("imessage", f"iMessage;-;{person.handles['imessage']}", [person], "dm")
             )
-        for name in ("Moreno fam", "Trail crew"):
+        for _group in ("family", "friends"):
             members = rng.sample(self._on("imessage"), 5)
             talks["imessage"].append(
                 Conversation("imessage", f"iMessage;+;chat{rng.randint(10**5, 10**6)}", members, "group")
@@ -203,14 +207,15 @@ class HistoryGenerator:
     def day_weights(self) -> list[dict[str, float]]:
         """Relative activity per day and platform: weekday shape, growth, quiet weeks and bursts."""
         rng = self.rng
-        holidays = {w * 7 + d for w in rng.sample(range(4, 100), 6) for d in range(7)}
-        offline = {w * 7 + d for w in rng.sample(range(4, 100), 2) for d in range(7)}
-        bursts = {rng.randrange(DAYS): rng.choice(PLATFORMS) for _ in range(24)}
+        weeks = range(4, max(5, self.days // 7 - 4))  # not the first and last month
+        holidays = {w * 7 + d for w in rng.sample(weeks, min(6, len(weeks) // 16)) for d in range(7)}
+        offline = {w * 7 + d for w in rng.sample(weeks, min(2, len(weeks) // 48)) for d in range(7)}
+        bursts = {rng.randrange(self.days): rng.choice(PLATFORMS) for _ in range(max(1, 24 * self.days // DAYS))}
         weights = []
-        for day in range(DAYS):
+        for day in range(self.days):
             weekday = (FIRST_DAY + timedelta(days=day)).weekday()
             base = WEEKEND_WEIGHT if weekday >= 5 else WEEKDAY_WEIGHT
-            growth = 0.7 + 0.6 * day / DAYS
+            growth = 0.7 + 0.6 * day / self.days
             row = {}
             for platform in PLATFORMS:
                 w = base[platform] * growth * rng.uniform(0.5, 1.5)
@@ -234,7 +239,7 @@ class HistoryGenerator:
         short = self.total - sum(counts.values())
         for day, p, _ in sorted(cells, key=lambda c: c[2] - int(c[2]), reverse=True)[:short]:
             counts[(day, p)] += 1
-        return [{p: counts[(day, p)] for p in PLATFORMS} for day in range(DAYS)]
+        return [{p: counts[(day, p)] for p in PLATFORMS} for day in range(self.days)]
 
     # -- what --------------------------------------------------------------------------------------
     def events(self) -> Iterator[dict[str, Any]]:
@@ -313,7 +318,7 @@ class HistoryGenerator:
         city, month, company = r.choice(CITIES), r.choice(MONTHS), r.choice(COMPANIES)
         news = r.choice(
             [
-                f"I'm moving to {city} in {month} because {r.choice(['of the new job', 'my partner got into grad school there', 'rent here is insane'])}.",
+                f"I'm moving to {city} in {month} because {r.choice(MOVE_REASONS)}.",
                 f"I started a new job at {company} as a {r.choice(ROLES)}!",
                 f"My sister {r.choice(FIRST_NAMES)} is getting married in {city} in {month}.",
                 f"We finally bought a house in {city}, closing is on {month} {r.randint(1, 28)}.",
@@ -400,7 +405,7 @@ class HistoryGenerator:
             (self.owner, f"Should we use {tech} or {other} for the {component}?"),
             (
                 o,
-                f"Let's go with {tech}, since {r.choice(['the team knows it', 'it is cheaper to run', 'it handles our load'])}.",
+                f"Let's go with {tech}, since {r.choice(TECH_REASONS)}.",
             ),
             (self.owner, f"Decision made: {tech} for the {component}."),
         ]
@@ -419,7 +424,7 @@ class HistoryGenerator:
         return [
             (
                 o,
-                f"Hi, this is {o.name} from {company}. {r.choice(['We met at the conference in', 'Dana suggested I reach out about'])} {r.choice(CITIES)}.",
+                f"Hi, this is {o.name} from {company}. {r.choice(INTRO_HOOKS)} {r.choice(CITIES)}.",
             ),
             (self.owner, f"Hi {o.first}, great to hear from you!"),
         ]
@@ -447,14 +452,14 @@ class HistoryGenerator:
         ask = r.choice(
             [
                 f"Can you help me draft an email to {person.name} about the {r.choice(DOCS)}?",
-                f"Remind me that my passport expires in {r.choice(MONTHS)} and I need to renew it before the {city} trip.",
+                f"Remind me that my passport expires in {r.choice(MONTHS)}; I must renew it before the {city} trip.",
                 f"What should I pack for a week in {city} in {r.choice(MONTHS)}?",
                 f"I need a plan to migrate the {r.choice(COMPONENTS)} to {r.choice(TECH)} by {r.choice(MONTHS)}.",
             ]
         )
         answer = r.choice(
             [
-                f"Sure. Here's a short draft you can send to {person.first}: a thank-you, the open questions, and a date.",
+                f"Sure. Here's a short draft for {person.first}: a thank-you, the open questions, and a date.",
                 "Noted. I'll keep that in mind and bring it up when you plan the trip.",
                 "Start with an inventory of what depends on it, then move one service at a time behind a flag.",
                 f"Layers, a rain jacket and comfortable shoes; {city} can be cool in the evenings.",
@@ -506,11 +511,11 @@ class HistoryGenerator:
         return record
 
 
-def write_history(path: Path, events: int, seed: int = 7) -> dict[str, int]:
-    """Write a history of `events` events to a JSONL file; returns events per platform."""
+def write_history(path: Path, events: int, seed: int = 7, days: int = DAYS) -> dict[str, int]:
+    """Write a history of `events` events over `days` days to a JSONL file; returns events per platform."""
     counts: dict[str, int] = {}
     with path.open("w", encoding="utf-8") as out:
-        for record in HistoryGenerator(events, seed).events():
+        for record in HistoryGenerator(events, seed, days).events():
             counts[record["platform"]] = counts.get(record["platform"], 0) + 1
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return counts
