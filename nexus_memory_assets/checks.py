@@ -1,20 +1,33 @@
 """Asset checks, evaluated in the run that materialises the asset.
 
 Per-partition invariants look only at the run's partitions, so a backfill half done is not failed
-for the partitions it has not reached. `facts_have_provenance` blocks: a fact without its source
-event must not be embedded and recalled. `fact_vectors_current` samples the whole store.
+for the partitions it has not reached; what no partition owns (identity merges, orphaned links, the
+derived indexes' row counts) is checked over the whole store. A check blocks the steps after it where
+a broken invariant would spread: overlapping episodes or memberships of missing events would reach
+the writer, facts without provenance or merges without a candidate would be embedded and recalled.
+The derived indexes (keyword, vector) do not block: they are rebuilt from the tables, as each says.
+`fact_vectors_current` samples the whole store.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 import dagster as dg
 
 from nexus_memory.embeddings import StaleVectors, stale_fact_vectors
 from nexus_memory.invariants import (
     active_model,
+    episode_events_without_event,
     events_without_episode,
+    facts_missing_from_keyword_index,
     facts_without_active_vector,
     facts_without_source_event,
+    index_rows_without_vector,
+    keyword_index_rows_off,
+    merges_without_candidate,
+    orphan_links,
+    overlapping_episodes,
+    vectors_missing_from_index,
 )
 from nexus_memory.partitions import partition_key
 from nexus_memory.stores import Stores
@@ -25,6 +38,8 @@ from resources import StoresResource
 
 # (stores, platform, ledger days) -> rows breaking the invariant
 Counter = Callable[[Stores, str, list[str]], int]
+# (stores) -> rows breaking the invariant anywhere in the store (for what no partition owns)
+StoreCounter = Callable[[Stores], int]
 
 
 def count_in_run(
@@ -45,41 +60,111 @@ def build_layer_checks(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
     """The checks of the four layer assets over these partitions."""
 
     def invariant(
-        name: str, asset: str, metric: str, count: Counter, description: str, blocking: bool = False
+        name: str,
+        asset: str,
+        description: str,
+        *,
+        per_partition: dict[str, Counter] | None = None,
+        whole_store: dict[str, StoreCounter] | None = None,
+        blocking: bool = False,
+        fix: str | None = None,
     ) -> dg.AssetChecksDefinition:
-        """A check that passes when `count` finds no row breaking the invariant in the run's partitions."""
+        """A check that passes when no counter finds a row breaking the invariant: `per_partition` ones
+        in the run's partitions (with the count per platform), `whole_store` ones once over the store."""
 
         @dg.asset_check(
             name=name, asset=asset, partitions_def=partitions_def, blocking=blocking, description=description
         )
         def check(context: dg.AssetCheckExecutionContext, stores: StoresResource) -> dg.AssetCheckResult:
-            broken, per_platform = count_in_run(context, partitions_def, stores, count)
-            return dg.AssetCheckResult(passed=broken == 0, metadata={metric: broken, "by_platform": per_platform})
+            counts: dict[str, int] = {}
+            by_platform: dict[str, Any] = {}
+            for metric, count in (per_partition or {}).items():
+                counts[metric], by_platform[metric] = count_in_run(context, partitions_def, stores, count)
+            with stores.open() as opened:
+                for metric, store_count in (whole_store or {}).items():
+                    counts[metric] = store_count(opened)
+            metadata: dict[str, Any] = dict(counts)
+            if len(by_platform) == 1:
+                metadata["by_platform"] = next(iter(by_platform.values()))
+            else:
+                metadata.update((f"{metric}_by_platform", value) for metric, value in by_platform.items())
+            broken = sum(counts.values())
+            return dg.AssetCheckResult(passed=not broken, metadata=metadata, description=fix if broken else None)
 
         return check
 
     episodes_cover_events = invariant(
         "episodes_cover_events",
         "episodes",
-        "events_without_episode",
-        events_without_episode,
         "Every event of the run's partitions belongs to a writer episode.",
+        per_partition={"events_without_episode": events_without_episode},
+    )
+    episodes_do_not_overlap = invariant(
+        "episodes_do_not_overlap",
+        "episodes",
+        "No current episode of the run's partitions overlaps in time another of the same definition and "
+        "thread: the writer would read the same events twice. Blocks the writer when one does.",
+        per_partition={"overlapping_episodes": overlapping_episodes},
+        blocking=True,
+    )
+    episode_links_intact = invariant(
+        "episode_links_intact",
+        "episodes",
+        "Every episode membership points at an episode and at an event that exist (episode_events). "
+        "Blocks the writer when one does not.",
+        per_partition={"members_without_event": episode_events_without_event},
+        whole_store={"members_without_episode": lambda opened: orphan_links(opened)["episode_events"]},
+        blocking=True,
     )
     facts_have_provenance = invariant(
         "facts_have_provenance",
         "facts",
-        "facts_without_source_event",
-        facts_without_source_event,
         "Every fact written for the run's partitions points at an event that exists (provenance); "
         "blocks embedding when one does not.",
+        per_partition={"facts_without_source_event": facts_without_source_event},
+        blocking=True,
+    )
+    facts_in_keyword_index = invariant(
+        "facts_in_keyword_index",
+        "facts",
+        "The keyword index (facts_fts) has a row for every fact of the run's partitions, and as many rows "
+        "as there are facts.",
+        per_partition={"facts_not_in_keyword_index": facts_missing_from_keyword_index},
+        whole_store={"keyword_index_rows_off_by": keyword_index_rows_off},
+        fix="Rebuild the keyword index: INSERT INTO facts_fts(facts_fts) VALUES ('rebuild') in memory.db.",
+    )
+    fact_links_intact = invariant(
+        "fact_links_intact",
+        "facts",
+        "Every fact-entity link (fact_entities) and observation-fact link (observation_facts) points at rows "
+        "that exist.",
+        whole_store={
+            "fact_entities_orphaned": lambda opened: orphan_links(opened)["fact_entities"],
+            "observation_facts_orphaned": lambda opened: orphan_links(opened)["observation_facts"],
+        },
+    )
+    merges_have_candidates = invariant(
+        "merges_have_candidates",
+        "facts",
+        "Every merged entity was merged by an accepted (or automatic) merge candidate: no identity changes "
+        "without a record a person can review and undo. Blocks embedding when one was not.",
+        whole_store={"merges_without_candidate": lambda opened: len(merges_without_candidate(opened))},
         blocking=True,
     )
     facts_embedded = invariant(
         "facts_embedded",
         "embeddings",
-        "facts_without_vector",
-        facts_without_active_vector,
         "Every fact of the run's partitions has a vector of the model the search index serves.",
+        per_partition={"facts_without_vector": facts_without_active_vector},
+    )
+    vector_index_matches = invariant(
+        "vector_index_matches_embeddings",
+        "embeddings",
+        "The search index (vec0) holds exactly the canonical vectors of the model it serves: one row for "
+        "each of the run's partitions' fact vectors, and no row that is not one.",
+        per_partition={"vectors_not_in_index": vectors_missing_from_index},
+        whole_store={"index_rows_without_vector": index_rows_without_vector},
+        fix="Rebuild the search index from the canonical vectors: nexus-memory rebuild-index.",
     )
 
     @dg.asset_check(
@@ -123,4 +208,16 @@ def build_layer_checks(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
             "today's (the embedded text changed, or they predate text hashes): launch reembed_job.",
         )
 
-    return [episodes_cover_events, facts_have_provenance, no_failed_episodes, facts_embedded, fact_vectors_current]
+    return [
+        episodes_cover_events,
+        episodes_do_not_overlap,
+        episode_links_intact,
+        facts_have_provenance,
+        facts_in_keyword_index,
+        fact_links_intact,
+        merges_have_candidates,
+        no_failed_episodes,
+        facts_embedded,
+        vector_index_matches,
+        fact_vectors_current,
+    ]

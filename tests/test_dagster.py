@@ -114,13 +114,24 @@ def test_definitions_load_with_lineage_batching_and_checks() -> None:
     checks = {k.name: k for k in repo.asset_graph.asset_check_keys}
     assert set(checks) == {
         "episodes_cover_events",
+        "episodes_do_not_overlap",
+        "episode_links_intact",
         "facts_have_provenance",
+        "facts_in_keyword_index",
+        "fact_links_intact",
+        "merges_have_candidates",
         "no_failed_episodes",
         "facts_embedded",
+        "vector_index_matches_embeddings",
         "fact_vectors_current",
     }
     blocking = {k.name for k, d in repo.asset_checks_defs_by_key.items() if d.get_spec_for_check_key(k).blocking}
-    assert blocking == {"facts_have_provenance"}
+    assert blocking == {
+        "episodes_do_not_overlap",
+        "episode_links_intact",
+        "facts_have_provenance",
+        "merges_have_candidates",
+    }
 
 
 def test_partitions_come_from_the_settings_given_and_include_today(settings: Settings) -> None:
