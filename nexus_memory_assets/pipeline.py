@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
+import sqlalchemy.exc
 
 from nexus_memory.config import Settings
 from nexus_memory.layers import pending_events, pending_partitions
@@ -96,6 +97,20 @@ def _run_summary(run: PlatformRun, result: dg.ExecuteInProcessResult) -> None:
         run.errors.append(f"{event.step_key}: {message[0] if message else 'failed'}")
 
 
+def _register_platforms(instance: dg.DagsterInstance, keys: set[str]) -> None:
+    """Add the platforms' partition keys that the instance does not know yet."""
+    name = platform_partitions.name or "platform"
+    for _ in range(2):
+        new = sorted(keys - set(instance.get_dynamic_partitions(name)))
+        if not new:
+            return
+        try:
+            instance.add_dynamic_partitions(name, new)
+            return
+        except sqlalchemy.exc.IntegrityError:  # another pipeline, or the sensor, added some of them just now
+            continue
+
+
 def run_pipeline(
     settings: Settings,
     *,
@@ -114,10 +129,7 @@ def run_pipeline(
     dates = Calendar.from_settings(settings)
     with Stores(settings) as stores:
         ranges = platform_batches(_selected(stores, platforms, only_failed), dates)
-    known = set(instance.get_dynamic_partitions(platform_partitions.name or "platform"))
-    new_platforms = sorted({encode_platform(platform) for platform, _, _ in ranges} - known)
-    if new_platforms:
-        instance.add_dynamic_partitions(platform_partitions.name or "platform", new_platforms)
+    _register_platforms(instance, {encode_platform(platform) for platform, _, _ in ranges})
     job = build_definitions(settings).resolve_job_def("rerun_failed_episodes" if only_failed else "memory_pipeline")
     run_config = {"loggers": {"terse": {"config": {"log_level": "INFO" if progress else "CRITICAL"}}}}
     started = time.perf_counter()

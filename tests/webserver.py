@@ -5,6 +5,7 @@ conftest.py registers the `webserver` fixture for every test module.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -34,38 +35,30 @@ class Webserver:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def graphql(self, query: str) -> dict:
+    def graphql(self, query: str, variables: dict | None = None, timeout: float = 10) -> dict:
         request = urllib.request.Request(
             f"{self.url}/graphql",
-            data=json.dumps({"query": query}).encode(),
+            data=json.dumps({"query": query, "variables": variables or {}}).encode(),
             headers={"Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return json.loads(response.read())
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webserver]:
-    """Starts the webserver once per test session (it takes ~10 s), waits until it answers GraphQL, and
-    stops it (whole process group) at the end. Tests only read from it, so they can share it."""
-    tmp_path = tmp_path_factory.mktemp("webserver")
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
-    server = Webserver(_free_port(), home=home, data_dir=tmp_path / "data")
-    env = {**os.environ, "DAGSTER_HOME": str(home), "NEXUS_DATA_DIR": str(server.data_dir)}
-    executable = Path(sys.executable).parent / "dagster-webserver"
-    log_path = tmp_path / "webserver.log"
+@contextlib.contextmanager
+def process_group(command: list[str], env: dict[str, str], log_path: Path, server: Webserver) -> Iterator[None]:
+    """Run `command` (a Dagster server on `server.port`) in its own process group until it answers GraphQL;
+    stop the whole group (SIGTERM, then SIGKILL) on the way out."""
     # A file, not a pipe: nobody reads the output while the test runs, and a full pipe would stall the server.
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [str(executable), "-h", "127.0.0.1", "-p", str(server.port), "-w", str(REPO / "workspace.yaml")],
+            command,
             cwd=REPO,
             env=env,
             stdout=log,
@@ -86,9 +79,9 @@ def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webserver]:
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
                     output = log_path.read_text(errors="replace")
-                    pytest.fail(f"webserver did not come up:\n{output[-3000:]}")
+                    pytest.fail(f"{command[0]} did not come up:\n{output[-3000:]}")
                 time.sleep(1)
-        yield server
+        yield
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -96,3 +89,24 @@ def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webserver]:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
+
+
+def dagster_home(tmp_path: Path) -> Path:
+    """A DAGSTER_HOME under tmp_path with the repo's instance configuration."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    return home
+
+
+@pytest.fixture(scope="session")
+def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webserver]:
+    """Starts the webserver once per test session (it takes ~10 s), waits until it answers GraphQL, and
+    stops it (whole process group) at the end. Tests only read from it, so they can share it."""
+    tmp_path = tmp_path_factory.mktemp("webserver")
+    server = Webserver(free_port(), home=dagster_home(tmp_path), data_dir=tmp_path / "data")
+    env = {**os.environ, "DAGSTER_HOME": str(server.home), "NEXUS_DATA_DIR": str(server.data_dir)}
+    executable = Path(sys.executable).parent / "dagster-webserver"
+    command = [str(executable), "-h", "127.0.0.1", "-p", str(server.port), "-w", str(REPO / "workspace.yaml")]
+    with process_group(command, env, tmp_path / "webserver.log", server):
+        yield server

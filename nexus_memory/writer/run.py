@@ -141,7 +141,10 @@ def _record(stores: Stores, outcome: EpisodeOutcome, writer: str) -> None:
     stores.conn.execute(
         """INSERT INTO episode_processing (episode_id, status, writer, attempts, facts_written, prompt_tokens,
                completion_tokens, error, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)
-           ON CONFLICT (episode_id) DO UPDATE SET status = excluded.status, writer = excluded.writer,
+           ON CONFLICT (episode_id) DO UPDATE SET
+               -- Another run that wrote this episode first leaves 'ok'; finding nothing new after it is no news.
+               status = CASE WHEN excluded.status = 'skipped' AND status = 'ok' THEN status ELSE excluded.status END,
+               writer = excluded.writer,
                attempts = attempts + 1, facts_written = facts_written + excluded.facts_written,
                prompt_tokens = prompt_tokens + excluded.prompt_tokens,
                completion_tokens = completion_tokens + excluded.completion_tokens,
