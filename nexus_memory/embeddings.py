@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from nexus_memory.vectors.vec0 import (
     insert_vec_rows,
     mismatch_message,
 )
+
+if TYPE_CHECKING:
+    from nexus_memory.embedding_ahead import EmbeddingAhead
 
 __all__ = [
     "EmbedStats",
@@ -443,17 +446,21 @@ def embed_pending(
     batch_size: int = 128,
     on_progress: Callable[[int, int], None] | None = None,
     fact_ids: Sequence[str] | None = None,
+    ahead: EmbeddingAhead | None = None,
 ) -> EmbedStats:
     """Embed every row of `target_types` that has no embedding for this model yet.
 
     Writes canonical rows and the search index batch by batch, each batch one transaction
     (encoding happens outside it, so the write lock is held only for the inserts). Idempotent.
-    `fact_ids` restricts the facts considered (the per-turn path). Ends with index upkeep
-    (`VectorIndex.maintain`), which builds or folds the IVF index when it is due.
+    `fact_ids` restricts the facts considered (the per-turn path). `ahead` holds vectors already made
+    for some of the texts (nexus_memory.embedding_ahead); those are stored without encoding again.
+    Ends with index upkeep (`VectorIndex.maintain`), which builds or folds the IVF index when due.
     """
     check_index_model(stores, embedder)
     index = VectorIndex(stores, embedder.model_name, embedder.dimension)
     started = time.perf_counter()
+    if ahead is not None:
+        ahead.drain()
     pending = {
         t: _pending(stores.conn, t, embedder.model_name, fact_ids if t == "fact" else None) for t in target_types
     }
@@ -461,7 +468,7 @@ def embed_pending(
     done, by_type = 0, {t: 0 for t in target_types}
     for target_type, rows in pending.items():
         for batch in length_batches(rows, batch_size):
-            vectors = embedder.encode([r[1] for r in batch], batch_size=ENCODE_BATCH)
+            vectors = _vectors(embedder, [r[1] for r in batch], ahead)
             index.add(
                 target_type,
                 [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
@@ -474,3 +481,20 @@ def embed_pending(
         index.maintain(target_type)
     seconds = time.perf_counter() - started
     return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0, by_type=by_type)
+
+
+def _vectors(embedder: Embedder, texts: list[str], ahead: EmbeddingAhead | None) -> list[np.ndarray]:
+    """A vector per text: made ahead where one was, encoded now where not."""
+    found = [ahead.take(text) if ahead is not None else None for text in texts]
+    missing = [i for i, vector in enumerate(found) if vector is None]
+    if missing:
+        for i, vector in zip(
+            missing, embedder.encode([texts[i] for i in missing], batch_size=ENCODE_BATCH), strict=True
+        ):
+            found[i] = vector
+    return found  # type: ignore[return-value]
+
+
+def unembedded_fact_texts(conn: db.Connection, model: str, fact_ids: Sequence[str]) -> list[str]:
+    """What embed_pending would embed for those of `fact_ids` with no vector of `model` yet."""
+    return [row[1] for row in _pending(conn, "fact", model, fact_ids)]

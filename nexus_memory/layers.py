@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from nexus_memory.embeddings import Embedder, embed_pending
+from nexus_memory.embedding_ahead import EmbeddingAhead, ahead_for
+from nexus_memory.embeddings import Embedder, embed_pending, unembedded_fact_texts
 from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION, build_episodes
 from nexus_memory.partitions import partition_key
 from nexus_memory.stores import Stores
@@ -155,8 +156,10 @@ def run_layer(
 ) -> LayerReport:
     """Build one layer for the given ledger days of a platform, oldest day first.
 
-    `writer` is needed for facts and `embedder` for embeddings. `only_failed` and `episode_ids`
-    narrow the facts layer to failed or named episodes. `on_progress` gets a line now and then
+    `writer` is needed for facts and `embedder` for embeddings; given to the facts layer, the embedder
+    embeds each day's new facts on a second thread while the writer goes on (embedding_ahead), and the
+    embeddings layer stores those vectors. `only_failed` and `episode_ids` narrow the facts layer to
+    failed or named episodes. `on_progress` gets a line now and then
     during long batches.
     """
     report = LayerReport(layer, platform, list(days))
@@ -170,7 +173,8 @@ def run_layer(
     elif layer == "facts":
         if writer is None:
             raise ValueError("the facts layer needs a writer")
-        _write_facts(stores, report, writer, only_failed, episode_ids, on_progress)
+        ahead = ahead_for(embedder) if embedder is not None else None
+        _write_facts(stores, report, writer, only_failed, episode_ids, on_progress, ahead)
     elif layer == "embeddings":
         if embedder is None:
             raise ValueError("the embeddings layer needs an embedder")
@@ -219,6 +223,7 @@ def _write_facts(
     only_failed: bool,
     episode_ids: Sequence[str] | None,
     on_progress: Callable[[str], None] | None,
+    ahead: EmbeddingAhead | None = None,
 ) -> None:
     outcomes: list[EpisodeOutcome] = []
     for day in report.days:
@@ -226,6 +231,9 @@ def _write_facts(
             stores, day, report.platform, writer, only_failed=only_failed, episode_ids=episode_ids
         )
         outcomes += day_report.outcomes
+        if ahead is not None and day_report.facts:
+            fact_ids = partition_fact_ids(stores, report.platform, [day])
+            ahead.submit(unembedded_fact_texts(stores.conn, ahead.embedder.model_name, fact_ids))
         if on_progress and day_report.outcomes:
             on_progress(f"facts {report.platform} {day}: {len(day_report.outcomes)} episodes, {day_report.facts} facts")
     report.failures = failed_episodes(stores, [partition_key(day, report.platform) for day in report.days])
@@ -251,6 +259,7 @@ def _embed_facts(
         embedder,
         target_types=("fact",),
         fact_ids=fact_ids,
+        ahead=ahead_for(embedder),
         on_progress=(lambda done, total: on_progress(f"embedded {done}/{total}")) if on_progress else None,
     )
     report.rows = stats.rows

@@ -118,7 +118,11 @@ def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
         "An episode that fails is recorded with its reason (check no_failed_episodes) and rerun alone.",
     )
     def facts(
-        context: dg.AssetExecutionContext, config: FactsConfig, stores: StoresResource, writer: WriterResource
+        context: dg.AssetExecutionContext,
+        config: FactsConfig,
+        stores: StoresResource,
+        writer: WriterResource,
+        embedder: EmbedderResource,
     ) -> dg.MaterializeResult:
         episode_writer = writer.get_writer()
         reports = run_batches(
@@ -127,6 +131,7 @@ def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
             stores,
             "facts",
             writer=episode_writer,
+            embedder=embedder.get(),  # new facts are embedded beside the writer, for the next step to store
             only_failed=config.only_failed,
             episode_ids=config.episode_ids or None,
         )

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import dagster as dg
-import numpy as np
 import pytest
 from test_pipeline_kill import _fingerprint
 from webserver import REPO, dagster_home
@@ -22,6 +21,7 @@ from webserver import REPO, dagster_home
 from nexus_memory.bench.history import HistoryGenerator
 from nexus_memory.config import Settings, load_settings
 from nexus_memory.events import RawRecord, ingest
+from nexus_memory.query_encoder import PARITY_MIN_COSINE
 from nexus_memory.stores import Stores
 from nexus_memory_assets.pipeline import run_pipeline
 
@@ -82,5 +82,7 @@ def test_two_pipelines_and_recall_at_once_lose_nothing(tmp_path: Path) -> None:
     got, want = _fingerprint(settings), _fingerprint(reference)
     got_vectors, want_vectors = got.pop("_vectors"), want.pop("_vectors")
     assert got == want  # every event's facts, entities, links and vectors once: nothing lost, nothing twice
+    # Batches differ (after a kill, between processes): the same vectors up to rounding, which in
+    # bfloat16 (NEXUS_EMBED_PRECISION) moves single components by ~1e-3.
     for key, vector in want_vectors.items():
-        assert np.allclose(got_vectors[key], vector, atol=1e-3), key
+        assert float(got_vectors[key] @ vector) >= PARITY_MIN_COSINE, key

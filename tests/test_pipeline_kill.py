@@ -22,6 +22,7 @@ import pytest
 
 from nexus_memory.config import Settings, load_settings
 from nexus_memory.events import RawRecord, ingest
+from nexus_memory.query_encoder import PARITY_MIN_COSINE
 from nexus_memory.stores import Stores
 from nexus_memory_assets.pipeline import run_pipeline
 
@@ -176,5 +177,7 @@ def test_pipeline_killed_at_several_points_then_rerun_matches_an_uninterrupted_r
     got, want = _fingerprint(settings), _fingerprint(reference)
     got_vectors, want_vectors = got.pop("_vectors"), want.pop("_vectors")
     assert got == want
-    for key, vector in want_vectors.items():  # batches differ after a kill: equal up to float rounding
-        assert np.allclose(got_vectors[key], vector, atol=1e-5), key
+    # Batches differ (after a kill, between processes): the same vectors up to rounding, which in
+    # bfloat16 (NEXUS_EMBED_PRECISION) moves single components by ~1e-3.
+    for key, vector in want_vectors.items():
+        assert float(got_vectors[key] @ vector) >= PARITY_MIN_COSINE, key
