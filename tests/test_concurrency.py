@@ -15,15 +15,14 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from test_pipeline_kill import _fingerprint
+from test_pipeline_kill import _fingerprint, reference_and_fresh
 from webserver import REPO, dagster_home
 
 from nexus_memory.bench.history import HistoryGenerator
-from nexus_memory.config import Settings, load_settings
+from nexus_memory.config import Settings
 from nexus_memory.events import RawRecord, ingest
 from nexus_memory.query_encoder import PARITY_MIN_COSINE
 from nexus_memory.stores import Stores
-from nexus_memory_assets.pipeline import run_pipeline
 
 RECALL_LOOP = """
 import json, sys, time
@@ -47,12 +46,7 @@ def _ingest(settings: Settings) -> None:
 
 @pytest.mark.slow
 def test_two_pipelines_and_recall_at_once_lose_nothing(tmp_path: Path) -> None:
-    reference = load_settings(data_dir=tmp_path / "reference", inbox_dir=tmp_path / "inbox")
-    _ingest(reference)
-    assert run_pipeline(reference, instance=dg.DagsterInstance.ephemeral()).ok
-
-    settings = load_settings(data_dir=tmp_path / "shared", inbox_dir=tmp_path / "inbox")
-    _ingest(settings)
+    reference, settings = reference_and_fresh(tmp_path, _ingest, "shared")
     home = dagster_home(tmp_path)
     dg.DagsterInstance.from_config(str(home)).dispose()  # the instance exists, as `make ui` leaves it
     env = {**os.environ, "DAGSTER_HOME": str(home), "NEXUS_DATA_DIR": str(settings.data_dir)}

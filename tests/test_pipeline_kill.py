@@ -9,24 +9,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import numpy as np
 import pytest
+from webserver import REPO, dagster_home
 
 from nexus_memory.config import Settings, load_settings
 from nexus_memory.events import RawRecord, ingest
 from nexus_memory.query_encoder import PARITY_MIN_COSINE
 from nexus_memory.stores import Stores
 from nexus_memory_assets.pipeline import run_pipeline
-
-REPO = Path(__file__).resolve().parent.parent
 
 PEOPLE = ["Priya Kapoor", "Raj Patel", "Dana Whitfield", "Marcus Lee"]
 TEXTS = [
@@ -143,17 +142,22 @@ def _unfinished(instance: dg.DagsterInstance) -> list[str]:
     return [r.run_id for r in instance.get_runs(filters=dg.RunsFilter(statuses=statuses))]
 
 
+def reference_and_fresh(
+    tmp_path: Path, ingest_events: Callable[[Settings], None], name: str
+) -> tuple[Settings, Settings]:
+    """Stores an uninterrupted pipeline built from `ingest_events`, and fresh stores (`name`) with the same events."""
+    reference = load_settings(data_dir=tmp_path / "reference", inbox_dir=tmp_path / "inbox")
+    ingest_events(reference)
+    assert run_pipeline(reference, instance=dg.DagsterInstance.ephemeral()).ok
+    settings = load_settings(data_dir=tmp_path / name, inbox_dir=tmp_path / "inbox")
+    ingest_events(settings)
+    return reference, settings
+
+
 @pytest.mark.slow
 def test_pipeline_killed_at_several_points_then_rerun_matches_an_uninterrupted_run(tmp_path: Path) -> None:
-    reference = load_settings(data_dir=tmp_path / "reference", inbox_dir=tmp_path / "inbox")
-    _ingest(reference)
-    assert run_pipeline(reference, instance=dg.DagsterInstance.ephemeral()).ok
-
-    settings = load_settings(data_dir=tmp_path / "killed", inbox_dir=tmp_path / "inbox")
-    _ingest(settings)
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    reference, settings = reference_and_fresh(tmp_path, _ingest, "killed")
+    home = dagster_home(tmp_path)
     env = {**os.environ, "DAGSTER_HOME": str(home), "NEXUS_DATA_DIR": str(settings.data_dir)}
     orphans: list[str] = []
     for module, owner, name, at in KILLS:
