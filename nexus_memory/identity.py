@@ -142,6 +142,17 @@ def resolve_or_create(
     return create_entity(conn, name, type, source=source, seen_at=seen_at)
 
 
+def count_cooccurrence(conn: db.Connection, entity_a: str, entity_b: str, seen_at: int) -> None:
+    """Count one more fact that names both entities (entity_cooccurrences keeps the pair sorted)."""
+    a, b = sorted((entity_a, entity_b))
+    conn.execute(
+        """INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_seen) VALUES (?, ?, 1, ?)
+           ON CONFLICT (entity_a, entity_b) DO UPDATE SET count = count + 1,
+               last_seen = max(last_seen, excluded.last_seen)""",
+        (a, b, seen_at),
+    )
+
+
 def register_delivery(conn: db.Connection, event: Event) -> str:
     """Delivery-sourced entity + routable contact for the sender of a real message (seed 002)."""
     row = conn.execute(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import combinations
 from typing import Any
 
 from nexus_memory import identity
@@ -251,13 +250,8 @@ class WriterTools:
                     "SELECT entity_id FROM fact_entities WHERE fact_id = ? AND entity_id != ?", (fact_id, entity_id)
                 )
             ]
-            for a, b in (tuple(sorted(pair)) for pair in combinations([entity_id, *others], 2) if entity_id in pair):
-                self.conn.execute(
-                    """INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_seen) VALUES (?, ?, 1, ?)
-                       ON CONFLICT (entity_a, entity_b) DO UPDATE SET count = count + 1,
-                           last_seen = max(last_seen, excluded.last_seen)""",
-                    (a, b, fact["as_of"]),
-                )
+            for other in others:
+                identity.count_cooccurrence(self.conn, entity_id, other, fact["as_of"])
             self.conn.execute(
                 "UPDATE entities SET mention_count = mention_count + 1, last_seen = max(coalesce(last_seen, 0), ?)"
                 " WHERE id = ?",
