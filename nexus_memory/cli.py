@@ -163,12 +163,63 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from nexus_memory.bench_locomo import run as run_locomo
 
         result = run_locomo(Path(args.data), conversations=args.conversations)
+    elif args.kind == "coldstart":
+        from nexus_memory.bench_coldstart import run as run_coldstart
+
+        result = run_coldstart(args.runs, data_dir=Path(args.data_dir) if args.data_dir else None)
     else:
         from nexus_memory.bench_recall import run as run_recall
 
         result = run_recall(args.facts, queries=args.queries)
     _print_json(result) if args.json else print(json.dumps(result, indent=1, default=str))
     return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from nexus_memory.mcp_server import serve
+
+    serve(load_settings(), http=args.http, port=args.port, session_id=args.session)
+    return 0
+
+
+def cmd_skills(args: argparse.Namespace) -> int:
+    from nexus_memory import skills
+    from nexus_memory.agent_writes import run_tool
+
+    if args.action == "export":
+        with Stores(load_settings()) as stores:
+            for path in skills.export(stores, Path(args.values[0]) if args.values else Path("skills")):
+                print(path)
+        return 0
+    if args.action == "search":
+        if len(args.values) != 1:
+            print('error: skills search takes one QUERY (quote it: search "what did Dana decide")', file=sys.stderr)
+            return 2
+        name, arguments = (
+            "recall",
+            skills.search_arguments(
+                args.values[0],
+                max_results=args.max_results,
+                entity=args.entity[0] if args.entity else None,
+                after=args.after,
+                before=args.before,
+                platform=args.platform,
+                budget=args.budget,
+                scope=args.scope,
+            ),
+        )
+    else:
+        try:
+            name, arguments = skills.write_call(
+                args.values[0] if args.values else "", args.values[1:], entities=args.entity or [], reason=args.reason
+            )
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    with Stores(load_settings()) as stores:
+        result = run_tool(stores, name, arguments)
+    _print_json(result)
+    return 1 if "error" in result else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -226,12 +277,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_rebuild_index)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall")
-    p.add_argument("kind", choices=["extract", "locomo", "recall"])
+    p = sub.add_parser("mcp", help="serve the agent tools over MCP (stdio, or streamable HTTP on loopback)")
+    p.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765); the path is /mcp")
+    p.add_argument("--session", help="session id that facts written through the tools are tagged with")
+    p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser(
+        "skills",
+        help="skills folder for agents in code mode: export DIR | search QUERY | write remember|correct|confirm ...",
+    )
+    p.add_argument("action", choices=["export", "search", "write"])
+    p.add_argument(
+        "values",
+        nargs="*",
+        help="export: DIR; search: QUERY; write: remember TEXT | correct FACT_ID TEXT | confirm FACT_ID",
+    )
+    p.add_argument("--entity", action="append", help="search: only about this entity; remember: who it is about")
+    p.add_argument("--reason", help="correct: why the old fact was wrong")
+    p.add_argument("--max-results", type=int)
+    p.add_argument("--after", help="search: only from this day on (YYYY-MM-DD)")
+    p.add_argument("--before", help="search: only up to this day (YYYY-MM-DD)")
+    p.add_argument("--platform")
+    p.add_argument("--budget", choices=["low", "mid", "high"])
+    p.add_argument("--scope", nargs="+", choices=["facts", "observations", "mental_models", "entities"])
+    p.set_defaults(func=cmd_skills)
+
+    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | coldstart")
+    p.add_argument("kind", choices=["extract", "locomo", "recall", "coldstart"])
     p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
     p.add_argument("--conversations", type=int, default=0, help="locomo: only the first N conversations")
     p.add_argument("--facts", type=int, default=100_000, help="recall: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--runs", type=int, default=5, help="coldstart: cold processes per command and query path")
+    p.add_argument("--data-dir", help="coldstart: an existing store to use (default: a sample store, built once)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
     return parser

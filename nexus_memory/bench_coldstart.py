@@ -1,0 +1,162 @@
+"""Cold-start benchmark: seconds and peak memory of a fresh `nexus-memory recall` / `context` process.
+
+A hook or tool that runs the CLI once per agent turn pays a whole process start every time. Each
+measurement here is one new process, on the ONNX query path (torch is never imported once a checked
+export exists) and on the torch path (NEXUS_QUERY_BACKEND=torch), interleaved in one run so that
+the load of the machine falls on both alike. Peak RSS is each child's own ru_maxrss (os.wait4).
+
+The store is built once (the sample events through the pipeline's core, without Dagster) in the
+model cache, or any store given with `data_dir` is used as it is. One untimed warm-up process per
+path comes first; the ONNX one makes and checks the export when there is none yet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from nexus_memory import query_encoder
+from nexus_memory.config import REPO_ROOT, load_settings
+from nexus_memory.stores import Stores
+
+SAMPLE_EVENTS = REPO_ROOT / "nexus_memory" / "sample_data" / "events.jsonl"
+QUERIES = (
+    "When is the Atlas launch now?",
+    "What did Priya say about QA?",
+    "why did the vendor slip",
+    "what is Dana working on",
+)
+BACKENDS = ("onnx", "torch")
+TARGET_S = 1.5
+
+
+def ensure_store(data_dir: Path, events: Path = SAMPLE_EVENTS) -> dict[str, int]:
+    """A store with facts and vectors in `data_dir`: reused when it has them, else built from `events`."""
+    from nexus_memory.bench_locomo import _pipeline
+    from nexus_memory.ingest import ingest_file
+
+    with Stores(load_settings(data_dir=data_dir)) as stores:
+        counts = stores.counts()
+        if counts["facts"] and counts["embeddings"]:
+            return counts
+        ingest_file(stores, events, "jsonl")
+        _pipeline(stores)
+        return stores.counts()
+
+
+def cli_command() -> list[str]:
+    """How to start `nexus-memory`: the installed script beside this interpreter, else `python -m`."""
+    script = Path(sys.executable).with_name("nexus-memory")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "nexus_memory.cli"]
+
+
+def measure(args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """Run one process to the end: wall seconds, its own peak RSS (MB), exit code and output."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keep Popen from waiting again
+        out.seek(0)
+        err.seek(0)
+        # ru_maxrss is KiB on Linux, bytes on macOS.
+        rss_mb = usage.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+        return {
+            "seconds": seconds,
+            "rss_mb": rss_mb,
+            "returncode": process.returncode,
+            "stdout": out.read().decode("utf-8", "replace"),
+            "stderr": err.read().decode("utf-8", "replace"),
+        }
+
+
+def _summary(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    seconds = [s["seconds"] for s in samples]
+    rss = [s["rss_mb"] for s in samples]
+    return {
+        "runs": len(samples),
+        "median_s": round(statistics.median(seconds), 3),
+        "min_s": round(min(seconds), 3),
+        "max_s": round(max(seconds), 3),
+        "median_rss_mb": round(statistics.median(rss), 1),
+        "max_rss_mb": round(max(rss), 1),
+    }
+
+
+def _top_ids(stdout: str) -> list[str]:
+    return [r["id"] for r in json.loads(stdout)["results"][:5]]
+
+
+def run(runs: int = 5, *, data_dir: Path | None = None, events: Path = SAMPLE_EVENTS) -> dict[str, Any]:
+    """The benchmark: `runs` cold processes per command and query path; medians, extremes, peak RSS."""
+    if runs < 1:
+        raise ValueError("runs must be at least 1")
+    data_dir = Path(data_dir) if data_dir else query_encoder.cache_dir() / "bench-coldstart" / "data"
+    counts = ensure_store(data_dir, events)
+    command = cli_command()
+    base_env = {**os.environ, "NEXUS_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
+    env = {backend: {**base_env, "NEXUS_QUERY_BACKEND": backend} for backend in BACKENDS}
+    commands = {
+        "recall": lambda q: [*command, "recall", q, "--json"],
+        "context": lambda q: [*command, "context", q],
+    }
+    export_ready = _export_ready(data_dir)
+    for backend in BACKENDS:  # untimed: the ONNX export is made here when missing
+        _checked(measure(commands["recall"](QUERIES[0]), env[backend]), "warm-up", backend)
+    samples: dict[str, dict[str, list[dict[str, Any]]]] = {c: {b: [] for b in BACKENDS} for c in commands}
+    same_results = True
+    load_before = os.getloadavg()
+    for i in range(runs):
+        query = QUERIES[i % len(QUERIES)]
+        for name, make in commands.items():
+            got = {b: _checked(measure(make(query), env[b]), name, b) for b in BACKENDS}
+            for backend, sample in got.items():
+                samples[name][backend].append(sample)
+            if name == "recall":
+                same_results &= _top_ids(got["onnx"]["stdout"]) == _top_ids(got["torch"]["stdout"])
+    results: dict[str, Any] = {}
+    for name, by_backend in samples.items():
+        summary = {backend: _summary(by_backend[backend]) for backend in BACKENDS}
+        summary["speedup_median"] = round(summary["torch"]["median_s"] / summary["onnx"]["median_s"], 2)
+        summary["rss_ratio_median"] = round(summary["torch"]["median_rss_mb"] / summary["onnx"]["median_rss_mb"], 2)
+        results[name] = summary
+    return {
+        "children": {"recall": "nexus-memory recall QUERY --json", "context": "nexus-memory context QUERY"},
+        "store": {"data_dir": str(data_dir), "facts": counts["facts"], "embeddings": counts["embeddings"]},
+        "onnx_export_existed_before_run": export_ready,
+        "runs": runs,
+        "cpu_count": os.cpu_count(),
+        "load_average_1m": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+        "target_s": TARGET_S,
+        "meets_target": all(results[name]["onnx"]["median_s"] <= TARGET_S for name in commands),
+        "same_top5_recall_results": same_results,
+        "results": results,
+    }
+
+
+def _checked(sample: dict[str, Any], name: str, backend: str) -> dict[str, Any]:
+    if sample["returncode"] != 0:
+        tail = sample["stderr"].strip().splitlines()[-1:] or ["(no output)"]
+        raise RuntimeError(f"cold {name} on the {backend} path exited {sample['returncode']}: {tail[0]}")
+    return sample
+
+
+def _export_ready(data_dir: Path) -> bool:
+    """Whether a checked ONNX export of the store's index model exists already."""
+    from nexus_memory.embeddings import model_location
+    from nexus_memory.vector_index import index_state
+
+    with Stores(load_settings(data_dir=data_dir), readonly=True) as stores:
+        state = index_state(stores.conn)
+    if state is None:
+        return False
+    record = query_encoder.read_check(query_encoder.export_dir(state[0], model_location(state[0])))
+    return bool(record and record.get("ok"))
