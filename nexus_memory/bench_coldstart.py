@@ -3,7 +3,8 @@
 A hook or tool that runs the CLI once per agent turn pays a whole process start every time. Each
 measurement here is one new process, on the ONNX query path (torch is never imported once a checked
 export exists) and on the torch path (NEXUS_QUERY_BACKEND=torch), interleaved in one run so that
-the load of the machine falls on both alike. Peak RSS is each child's own ru_maxrss (os.wait4).
+the load of the machine falls on both alike. Peak RSS is each child's own ru_maxrss (os.wait4 in a
+small launcher process).
 
 The store is built once (the sample events through the pipeline's core, without Dagster) in the
 model cache, or any store given with `data_dir` is used as it is. One untimed warm-up process per
@@ -18,11 +19,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from nexus_memory import query_encoder
+from nexus_memory.cli import installed_command
 from nexus_memory.config import REPO_ROOT, load_settings
 from nexus_memory.stores import Stores
 
@@ -51,30 +52,40 @@ def ensure_store(data_dir: Path, events: Path = SAMPLE_EVENTS) -> dict[str, int]
         return stores.counts()
 
 
-def cli_command() -> list[str]:
-    """How to start `nexus-memory`: the installed script beside this interpreter, else `python -m`."""
-    script = Path(sys.executable).with_name("nexus-memory")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "nexus_memory.cli"]
+# Starts the measured process and waits for it with wait4: that process's own peak RSS. Measured from
+# this small launcher, not from the benchmark itself, because Linux folds the memory of the process
+# that forks into the child's ru_maxrss, and the benchmark may hold a loaded model.
+_LAUNCHER = """import json, os, sys, time
+started = time.perf_counter()
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - started
+with open(sys.argv[1], "w") as report:
+    json.dump({"seconds": seconds, "maxrss": usage.ru_maxrss, "returncode": os.waitstatus_to_exitcode(status)}, report)
+"""
 
 
 def measure(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run one process to the end: wall seconds, its own peak RSS (MB), exit code and output."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        process = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
-        seconds = time.perf_counter() - started
-        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keep Popen from waiting again
-        out.seek(0)
-        err.seek(0)
+    with tempfile.TemporaryDirectory(prefix="nexus-coldstart-") as tmp:
+        report_path, out_path, err_path = (Path(tmp) / name for name in ("report.json", "out", "err"))
+        with out_path.open("wb") as out, err_path.open("wb") as err:
+            launcher = subprocess.run(
+                [sys.executable, "-c", _LAUNCHER, str(report_path), *args],
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=env,
+            )
+        report = json.loads(report_path.read_text()) if report_path.exists() else None
         # ru_maxrss is KiB on Linux, bytes on macOS.
-        rss_mb = usage.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+        unit = 1024 * 1024 if sys.platform == "darwin" else 1024
         return {
-            "seconds": seconds,
-            "rss_mb": rss_mb,
-            "returncode": process.returncode,
-            "stdout": out.read().decode("utf-8", "replace"),
-            "stderr": err.read().decode("utf-8", "replace"),
+            "seconds": report["seconds"] if report else 0.0,
+            "rss_mb": report["maxrss"] / unit if report else 0.0,
+            "returncode": report["returncode"] if report else launcher.returncode or 1,
+            "stdout": out_path.read_text("utf-8", "replace"),
+            "stderr": err_path.read_text("utf-8", "replace"),
         }
 
 
@@ -101,7 +112,7 @@ def run(runs: int = 5, *, data_dir: Path | None = None, events: Path = SAMPLE_EV
         raise ValueError("runs must be at least 1")
     data_dir = Path(data_dir) if data_dir else query_encoder.cache_dir() / "bench-coldstart" / "data"
     counts = ensure_store(data_dir, events)
-    command = cli_command()
+    command = installed_command()
     base_env = {**os.environ, "NEXUS_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
     env = {backend: {**base_env, "NEXUS_QUERY_BACKEND": backend} for backend in BACKENDS}
     commands = {

@@ -16,6 +16,12 @@ from nexus_memory.config import load_settings
 from nexus_memory.stores import Stores
 
 
+def installed_command() -> list[str]:
+    """How to start `nexus-memory` from another process: the script beside this interpreter, else `-m`."""
+    script = Path(sys.executable).with_name("nexus-memory")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "nexus_memory.cli"]
+
+
 def _print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 

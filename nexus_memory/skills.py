@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import sys
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -259,25 +258,28 @@ _SCRIPTS = {
 }
 
 
-def script_text(name: str, data_dir: Path, executable: Path) -> str:
+def script_text(name: str, data_dir: Path, command: list[str]) -> str:
     comment = "\n".join(f"# {line}".rstrip() for line in _SCRIPTS[name].splitlines())
     return (
         f"#!/bin/sh\n{comment}\n"
-        f'export NEXUS_DATA_DIR="${{NEXUS_DATA_DIR:-{data_dir}}}"\n'
-        f'exec {shlex.quote(str(executable))} skills {name} "$@"\n'
+        f"default_data_dir={shlex.quote(str(data_dir))}\n"
+        'export NEXUS_DATA_DIR="${NEXUS_DATA_DIR:-$default_data_dir}"\n'
+        f'exec {shlex.join(command)} skills {name} "$@"\n'
     )
 
 
-def export(stores: Stores, directory: Path, executable: Path | None = None) -> list[Path]:
+def export(stores: Stores, directory: Path) -> list[Path]:
     """Write the skills folder for these stores into `directory`; returns the files written."""
+    from nexus_memory.cli import installed_command
+
     directory.mkdir(parents=True, exist_ok=True)
     data_dir = stores.data_dir.resolve()
-    executable = executable or Path(sys.executable).with_name("nexus-memory")
+    command = installed_command()
     files = {
         "SCHEMA.md": schema_markdown(stores),
         "QUERIES.md": queries_markdown(data_dir),
-        "search": script_text("search", data_dir, executable),
-        "write": script_text("write", data_dir, executable),
+        "search": script_text("search", data_dir, command),
+        "write": script_text("write", data_dir, command),
         "DATA_DIR": f"{data_dir}\n",
     }
     written = []

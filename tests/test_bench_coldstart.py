@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,3 +39,21 @@ def test_measure_reports_a_child_failure(tmp_path: Path) -> None:
 def test_cli_rejects_zero_runs() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         cli.main(["bench", "coldstart", "--runs", "0"])
+
+
+def test_cli_recall_and_context_never_import_torch(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """The cold path the benchmark times: once the export is checked, no torch in the process."""
+    settings = built_copy(tmp_path_factory, tmp_path)
+    script = (
+        "import json, sys\n"
+        "from nexus_memory.cli import main\n"
+        "main(['recall', 'When is the Atlas launch?', '--json'])\n"
+        "main(['context', 'When is the Atlas launch?'])\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
+        "print(json.dumps(heavy))\n"
+    )
+    env = {**os.environ, "NEXUS_DATA_DIR": str(settings.data_dir), "NEXUS_QUERY_BACKEND": "onnx"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    *answers, heavy = out.stdout.strip().splitlines()
+    assert json.loads(heavy) == []
+    assert "Atlas" in "\n".join(answers) and "## Relevant memory" in out.stdout
