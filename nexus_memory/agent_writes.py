@@ -126,7 +126,7 @@ def name_overlaps(conn: Any, entity_id: str, normalized: str) -> list[tuple[str,
 def _embed(stores: Stores, fact_id: str, embedder: Any | None) -> dict[str, Any]:
     """Embed the fact with the index's model (the configured one for a store without an index yet)."""
     from nexus_memory.embeddings import embed_pending, get_embedder
-    from nexus_memory.vector_index import index_state
+    from nexus_memory.vectors.vec0 import index_state
 
     try:
         if embedder is None:

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from nexus_memory.config import load_settings
 from nexus_memory.stores import Stores
@@ -26,29 +22,53 @@ def _print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
+def _fail(message: object) -> int:
+    """One line on stderr saying what is wrong; exit status 2 (nothing was done)."""
+    from nexus_memory.textcheck import one_line
+
+    print(f"error: {one_line(message)}", file=sys.stderr)
+    return 2
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from nexus_memory.events import IngestSummary
     from nexus_memory.ingest import detect_format, ingest_file
 
     path = Path(args.path)
     if not path.is_file():
-        print(f"error: {path} is not a file", file=sys.stderr)
-        return 2
-    fmt = args.format or detect_format(path)
-    with Stores(load_settings()) as stores, tqdm(desc=f"ingest {path.name}", unit="rec", file=sys.stderr) as bar:
-        summary = ingest_file(stores, path, fmt, on_record=lambda _s: bar.update(1))
+        return _fail(f"{path} {'is not a file' if path.exists() else 'does not exist'}")
+    bar: list[tqdm] = []  # made at the first record, so a file refused as a whole prints only its error
+
+    def progress(_summary: IngestSummary) -> None:
+        if not bar:
+            bar.append(tqdm(desc=f"ingest {path.name}", unit="rec", file=sys.stderr))
+        bar[0].update(1)
+
+    try:
+        fmt = args.format or detect_format(path)
+        with Stores(load_settings()) as stores:
+            summary = ingest_file(stores, path, fmt, on_record=progress)
+    except ValueError as exc:  # the file as a whole: missing, empty, not JSON, wrong shape, unknown format
+        return _fail(exc)
+    finally:
+        for b in bar:
+            b.close()
     data = summary.as_dict()
     if args.json:
         _print_json(data)
     else:
         print(
             f"read {data['read']}, ingested {data['ingested']}, duplicates {data['duplicates']}, "
-            f"rejected {data['rejected']}, partitions touched {len(data['partitions'])}"
+            f"conflicts {data['conflicts']}, rejected {data['rejected']}, "
+            f"partitions touched {len(data['partitions'])}"
         )
+        if summary.conflicts:
+            print(f"  {summary.conflicts} record(s) reuse an event id with other content; the stored events are kept")
         for line in data["rejects"][:20]:
             print(f"  rejected {line}")
-    return 1 if summary.rejected else 0
+    return 1 if summary.rejected or summary.conflicts else 0
 
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
@@ -76,18 +96,21 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    from nexus_memory.recall import recall
+    from nexus_memory.recall import RecallArgumentError, recall
 
     with Stores(load_settings()) as stores:
-        response = recall(
-            stores,
-            args.query,
-            budget=args.budget,
-            max_results=args.max_results,
-            platform=args.platform,
-            entity=args.entity,
-            thread_id=args.thread,
-        )
+        try:
+            response = recall(
+                stores,
+                args.query,
+                budget=args.budget,
+                max_results=args.max_results,
+                platform=args.platform,
+                entity=args.entity,
+                thread_id=args.thread,
+            )
+        except RecallArgumentError as exc:
+            return _fail(exc)
     if args.json:
         from dataclasses import asdict
 
@@ -144,8 +167,9 @@ def cmd_failed(args: argparse.Namespace) -> int:
 def cmd_rebuild_index(args: argparse.Namespace) -> int:
     from nexus_memory.embeddings import get_embedder, rebuild_index, reembed
 
-    embedder = get_embedder(args.model or None)
-    with Stores(load_settings()) as stores:
+    settings = load_settings()
+    embedder = get_embedder(args.model or None, settings=settings)
+    with Stores(settings) as stores:
         if args.reembed:
             stats = reembed(
                 stores,
@@ -162,19 +186,19 @@ def cmd_rebuild_index(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.kind == "extract":
-        from nexus_memory.writer.bench_extract import run as run_extract
+        from nexus_memory.bench.extract import run as run_extract
 
         result = run_extract(Path(args.data))
     elif args.kind == "locomo":
-        from nexus_memory.bench_locomo import run as run_locomo
+        from nexus_memory.bench.locomo import run as run_locomo
 
         result = run_locomo(Path(args.data), conversations=args.conversations)
     elif args.kind == "coldstart":
-        from nexus_memory.bench_coldstart import run as run_coldstart
+        from nexus_memory.bench.coldstart import run as run_coldstart
 
         result = run_coldstart(args.runs, data_dir=Path(args.data_dir) if args.data_dir else None)
     else:
-        from nexus_memory.bench_recall import run as run_recall
+        from nexus_memory.bench.recall import run as run_recall
 
         result = run_recall(args.facts, queries=args.queries)
     _print_json(result) if args.json else print(json.dumps(result, indent=1, default=str))
@@ -193,35 +217,34 @@ def cmd_skills(args: argparse.Namespace) -> int:
     from nexus_memory.agent_writes import run_tool
 
     if args.action == "export":
+        if len(args.values) != 1:
+            return _fail("skills export takes one DIR")
         with Stores(load_settings()) as stores:
-            for path in skills.export(stores, Path(args.values[0]) if args.values else Path("skills")):
+            for path in skills.export(stores, Path(args.values[0])):
                 print(path)
         return 0
-    if args.action == "search":
-        if len(args.values) != 1:
-            print('error: skills search takes one QUERY (quote it: search "what did Dana decide")', file=sys.stderr)
-            return 2
-        name, arguments = (
-            "recall",
-            skills.search_arguments(
-                args.values[0],
-                max_results=args.max_results,
-                entity=args.entity[0] if args.entity else None,
-                after=args.after,
-                before=args.before,
-                platform=args.platform,
-                budget=args.budget,
-                scope=args.scope,
-            ),
-        )
-    else:
-        try:
-            name, arguments = skills.write_call(
-                args.values[0] if args.values else "", args.values[1:], entities=args.entity or [], reason=args.reason
+    try:
+        if args.action == "search":
+            if len(args.values) != 1:
+                return _fail('skills search takes one QUERY (quote it: search "what did Dana decide")')
+            name, arguments = (
+                "recall",
+                skills.search_arguments(
+                    args.values[0],
+                    max_results=args.max_results,
+                    entity=args.entity[0] if args.entity else None,
+                    after=args.after,
+                    before=args.before,
+                    platform=args.platform,
+                    budget=args.budget,
+                    scope=args.scope,
+                ),
             )
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        else:
+            action, *values = args.values or [""]
+            name, arguments = skills.write_call(action, values, entities=args.entity or [], reason=args.reason)
+    except ValueError as exc:  # a malformed day, a write that is not remember/correct/confirm
+        return _fail(exc)
     with Stores(load_settings()) as stores:
         result = run_tool(stores, name, arguments)
     _print_json(result)

@@ -1,7 +1,7 @@
 """Sentence embeddings (sentence-transformers, offline) and the embedding step of the pipeline.
 
 The canonical vectors live in `embeddings` (one row per target and model, float32 LE blob); the
-search indexes (vec0 table, IVF files) are derived from it by `nexus_memory.vector_index`.
+search indexes (vec0 table, IVF files) are derived from it by `nexus_memory.vectors`.
 torch and sentence-transformers are imported only when a model is loaded, and a process that only
 embeds queries never loads one once a checked ONNX export exists (see query_encoder), so importing
 this module and answering a recall from a cold process stay cheap.
@@ -22,14 +22,13 @@ from typing import Any
 import numpy as np
 
 from nexus_memory import db, query_encoder
-from nexus_memory.config import load_settings
-from nexus_memory.vector_index import (
-    ANN_THRESHOLD,
+from nexus_memory.config import Settings, load_settings
+from nexus_memory.stores import Stores
+from nexus_memory.vectors.index import ANN_THRESHOLD, VectorIndex
+from nexus_memory.vectors.ivf import build_ivf, drop_ann
+from nexus_memory.vectors.vec0 import (
     IndexModelMismatch,
-    VectorSearch,
-    build_ivf,
     create_vec_table,
-    drop_ann,
     index_state,
     indexed_rows_sql,
     insert_vec_rows,
@@ -56,7 +55,7 @@ _QUERY_PREFIXES = {"BAAI/bge-small-en-v1.5": "Represent this sentence for search
 class Embedder:
     """A sentence-transformers model that returns L2-normalised float32 vectors.
 
-    Built from a loaded `model`, or from a checked ONNX `query_encoder` alone: then queries run
+    Built from a loaded `model`, or from a checked ONNX query `encoder` alone: then queries run
     without torch and the model is loaded only when documents are embedded.
     """
 
@@ -66,18 +65,20 @@ class Embedder:
         model: Any | None = None,
         *,
         query_backend: str = "torch",
-        query_encoder: query_encoder.OnnxQueryEncoder | None = None,
+        encoder: query_encoder.OnnxQueryEncoder | None = None,
+        model_cache_dir: Path | None = None,
     ) -> None:
-        if model is None and query_encoder is None:
+        if model is None and encoder is None:
             raise ValueError("an Embedder needs a model or a checked query encoder")
         self.model_name = model_name
         self._model = model
-        self.dimension = _model_dimension(model) if model is not None else query_encoder.dimension  # type: ignore[union-attr]
+        self.dimension = _model_dimension(model) if model is not None else encoder.dimension  # type: ignore[union-attr]
         self.query_prefix = _QUERY_PREFIXES.get(model_name, "")
         self.query_backend = query_backend
         self._lock = threading.Lock()  # torch modules are not meant to run concurrently
         self._load_lock = threading.Lock()
-        self._query_encoder = query_encoder
+        self._query_encoder = encoder
+        self.model_cache_dir = model_cache_dir  # where the ONNX export lives (None: the settings' default)
 
     @property
     def model(self) -> Any:
@@ -129,7 +130,7 @@ class Embedder:
             with self._lock:
                 if self._query_encoder is None and self.query_backend == "onnx":
                     self._query_encoder = query_encoder.export_checked(
-                        model, self.model_name, model_location(self.model_name), self._torch_query
+                        model, self.model_name, model_location(self.model_name), self._torch_query, self.model_cache_dir
                     )
                     if self._query_encoder is None:
                         self.query_backend = "torch"
@@ -150,15 +151,18 @@ _EMBEDDERS_LOCK = threading.Lock()
 _TORCH_THREADS = [1]  # applied when torch is imported (see get_embedder)
 
 
-def get_embedder(model_name: str | None = None, *, threads: int | None = None) -> Embedder:
+def get_embedder(
+    model_name: str | None = None, *, threads: int | None = None, settings: Settings | None = None
+) -> Embedder:
     """The process-wide Embedder for a model (loaded once), offline.
 
-    Defaults come from settings: NEXUS_EMBEDDING_MODEL and NEXUS_TORCH_THREADS (1, because Dagster
-    runs steps in parallel and 2 threads under contention measured 4x slower than 1).
-    `torch.set_num_threads` is process-global, so the last explicit value wins. With the ONNX query
-    backend and a checked export of the model, nothing is loaded until documents are embedded.
+    Defaults come from `settings` (else the environment's): embedding_model, torch_threads (1,
+    because Dagster runs steps in parallel and 2 threads under contention measured 4x slower than 1)
+    and query_backend. `torch.set_num_threads` is process-global, so the last explicit value wins.
+    With the ONNX query backend and a checked export of the model, nothing is loaded until documents
+    are embedded.
     """
-    settings = load_settings()
+    settings = settings or load_settings()
     name = model_name or settings.embedding_model
     if name in _MINILM_ALIASES:
         name = DEFAULT_MODEL
@@ -171,10 +175,16 @@ def get_embedder(model_name: str | None = None, *, threads: int | None = None) -
         if embedder is None:
             encoder = None
             if settings.query_backend == "onnx":
-                encoder = query_encoder.checked_encoder(name, model_location(name))
+                encoder = query_encoder.checked_encoder(name, model_location(name), settings.model_cache_dir)
             # Without a checked export the model loads now, so a missing model fails here, not mid-query.
             model = None if encoder is not None else _load_model(name)
-            embedder = Embedder(name, model, query_backend=settings.query_backend, query_encoder=encoder)
+            embedder = Embedder(
+                name,
+                model,
+                query_backend=settings.query_backend,
+                encoder=encoder,
+                model_cache_dir=settings.model_cache_dir,
+            )
             _EMBEDDERS[name] = embedder
         return embedder
 
@@ -227,7 +237,7 @@ def _load_model(name: str) -> Any:
 # --- index model bookkeeping ---------------------------------------------------------------------
 
 
-def check_index_model(stores: Any, embedder: Embedder) -> None:
+def check_index_model(stores: Stores, embedder: Embedder) -> None:
     """Raise IndexModelMismatch if the index serves another model/dimension; claim it on first use."""
     want = (embedder.model_name, embedder.dimension)
     have = index_state(stores.conn)
@@ -237,7 +247,7 @@ def check_index_model(stores: Any, embedder: Embedder) -> None:
         raise IndexModelMismatch(mismatch_message(have, want))
 
 
-def rebuild_index(stores: Any, embedder_model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD) -> int:
+def rebuild_index(stores: Stores, embedder_model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD) -> int:
     """Recreate vec_embeddings for `dimension` and the IVF indexes from the canonical table.
 
     Afterwards the index serves `embedder_model`; returns the rows indexed.
@@ -273,7 +283,7 @@ def rebuild_index(stores: Any, embedder_model: str, dimension: int, *, ann_thres
 
 
 def reembed(
-    stores: Any,
+    stores: Stores,
     embedder: Embedder,
     target_types: Sequence[str] = ("fact",),
     on_progress: Callable[[int, int], None] | None = None,
@@ -365,7 +375,7 @@ _PENDING_SQL: dict[str, str] = {
 }
 
 
-def _pending(conn: Any, target_type: str, model: str, ids: Sequence[str] | None) -> list[tuple[Any, ...]]:
+def _pending(conn: db.Connection, target_type: str, model: str, ids: Sequence[str] | None) -> list[tuple[Any, ...]]:
     if target_type not in _PENDING_SQL:
         raise ValueError(f"cannot embed target type {target_type!r}; known: {sorted(_PENDING_SQL)}")
     sql, args = _PENDING_SQL[target_type], [model]
@@ -408,7 +418,7 @@ class StaleVectors:
     unknown: int  # embedded before text hashes were kept
 
 
-def stale_fact_vectors(conn: Any, model: str, sample: int = 1_000) -> StaleVectors:
+def stale_fact_vectors(conn: db.Connection, model: str, sample: int = 1_000) -> StaleVectors:
     """Compare the newest `sample` fact vectors' text hashes with the text fact_embedding_text gives now."""
     stored = dict(
         conn.execute(
@@ -428,7 +438,7 @@ def stale_fact_vectors(conn: Any, model: str, sample: int = 1_000) -> StaleVecto
 
 
 def embed_pending(
-    stores: Any,
+    stores: Stores,
     embedder: Embedder,
     *,
     target_types: Sequence[str] = ("fact",),
@@ -441,11 +451,11 @@ def embed_pending(
     Writes canonical rows and the search index batch by batch, each batch one transaction
     (encoding happens outside it, so the write lock is held only for the inserts). Idempotent.
     `fact_ids` restricts the facts considered (the per-turn path). Ends with index upkeep
-    (`VectorSearch.maintain`), which builds or folds the IVF index when it is due, and with the
+    (`VectorIndex.maintain`), which builds or folds the IVF index when it is due, and with the
     ONNX query encoder made (once per model) while the model is loaded, so recall starts fast.
     """
     check_index_model(stores, embedder)
-    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    index = VectorIndex(stores, embedder.model_name, embedder.dimension)
     started = time.perf_counter()
     pending = {
         t: _pending(stores.conn, t, embedder.model_name, fact_ids if t == "fact" else None) for t in target_types
@@ -456,7 +466,7 @@ def embed_pending(
         for start in range(0, len(rows), batch_size):
             batch = rows[start : start + batch_size]
             vectors = embedder.encode([r[1] for r in batch], batch_size=min(batch_size, 64))
-            search.add(
+            index.add(
                 target_type,
                 [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
                 text_hashes={r[0]: text_hash(r[1]) for r in batch},
@@ -465,7 +475,7 @@ def embed_pending(
             by_type[target_type] += len(batch)
             if on_progress:
                 on_progress(done, total)
-        search.maintain(target_type)
+        index.maintain(target_type)
     seconds = time.perf_counter() - started
     if done and isinstance(embedder, Embedder):
         embedder.prepare_query_encoder()  # the model is loaded now: export the query encoder ahead of recall

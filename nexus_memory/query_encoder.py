@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from nexus_memory.config import load_settings
+
 log = logging.getLogger(__name__)
 
 PARITY_MIN_COSINE = 0.9999
@@ -57,8 +59,8 @@ Reference = Callable[[str], np.ndarray]  # the torch query embedding of one text
 
 
 def cache_dir() -> Path:
-    """Where exported models live (NEXUS_MODEL_CACHE, default ~/.cache/nexus-memory)."""
-    return Path(os.environ.get("NEXUS_MODEL_CACHE") or Path.home() / ".cache" / "nexus-memory")
+    """Where exported models live (Settings.model_cache_dir: NEXUS_MODEL_CACHE, default ~/.cache/nexus-memory)."""
+    return load_settings().model_cache_dir
 
 
 class OnnxQueryEncoder:
@@ -94,9 +96,10 @@ class OnnxQueryEncoder:
 # --- the query path: no torch ---------------------------------------------------------------------
 
 
-def export_dir(model_name: str, source: Path | None) -> Path:
-    """The export folder of a model (`source`: its files on disk, when known), existing or not."""
-    return cache_dir() / "onnx" / f"{Path(model_name).name}-{_key(model_name, source)}"
+def export_dir(model_name: str, source: Path | None, cache: Path | None = None) -> Path:
+    """The export folder of a model (`source`: its files on disk, when known) in `cache` (default
+    cache_dir()), existing or not."""
+    return (cache or cache_dir()) / "onnx" / f"{Path(model_name).name}-{_key(model_name, source)}"
 
 
 def read_check(folder: Path) -> dict[str, Any] | None:
@@ -108,9 +111,9 @@ def read_check(folder: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def checked_encoder(model_name: str, source: Path | None) -> OnnxQueryEncoder | None:
+def checked_encoder(model_name: str, source: Path | None, cache: Path | None = None) -> OnnxQueryEncoder | None:
     """The model's export when its recorded check passed, loaded without torch; else None."""
-    folder = export_dir(model_name, source)
+    folder = export_dir(model_name, source, cache)
     record = read_check(folder)
     if not record or not record.get("ok"):
         return None
@@ -184,13 +187,15 @@ def _key(model_name: str, source: Path | None) -> str:
 # --- making and checking the export: torch is loaded here --------------------------------------
 
 
-def export_checked(model: Any, model_name: str, source: Path | None, reference: Reference) -> OnnxQueryEncoder | None:
+def export_checked(
+    model: Any, model_name: str, source: Path | None, reference: Reference, cache: Path | None = None
+) -> OnnxQueryEncoder | None:
     """The checked ONNX twin of a loaded sentence-transformers `model`, exported and checked if new.
 
     Returns None, with one logged reason, when there is no usable twin (recall then stays on torch).
     `reference(text)` is the torch query embedding the twin must reproduce.
     """
-    folder = export_dir(model_name, source)
+    folder = export_dir(model_name, source, cache)
     with _EXPORT_LOCK:
         record = read_check(folder)
         if record is None:
@@ -208,7 +213,7 @@ def export_checked(model: Any, model_name: str, source: Path | None, reference: 
             folder,
         )
         return None
-    return checked_encoder(model_name, source)
+    return checked_encoder(model_name, source, cache)
 
 
 def _export_and_check(model: Any, model_name: str, folder: Path, reference: Reference) -> dict[str, Any]:

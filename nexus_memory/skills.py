@@ -297,7 +297,10 @@ def export(stores: Stores, directory: Path) -> list[Path]:
 
 def day_ms(day: str, *, end: bool = False) -> int:
     """'YYYY-MM-DD' as unix ms at the start (or the last millisecond) of that UTC day."""
-    start = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC)
+    try:
+        start = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        raise ValueError(f"{day!r} is not a day as YYYY-MM-DD") from None
     return int(start.timestamp() * 1000) + (86_400_000 - 1 if end else 0)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus_memory.bench_coldstart import ensure_store
+from nexus_memory.bench.coldstart import ensure_store
 from nexus_memory.config import Settings, load_settings
 
 _BUILT: dict[str, Path] = {}

@@ -12,7 +12,7 @@ import pytest
 from built_store import built_copy
 
 from nexus_memory import cli
-from nexus_memory.bench_coldstart import BACKENDS, measure, run
+from nexus_memory.bench.coldstart import BACKENDS, measure, run
 
 
 @pytest.mark.slow

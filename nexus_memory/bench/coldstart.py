@@ -24,10 +24,10 @@ from typing import Any
 
 from nexus_memory import query_encoder
 from nexus_memory.cli import installed_command
-from nexus_memory.config import REPO_ROOT, load_settings
+from nexus_memory.config import load_settings
 from nexus_memory.stores import Stores
 
-SAMPLE_EVENTS = REPO_ROOT / "nexus_memory" / "sample_data" / "events.jsonl"
+SAMPLE_EVENTS = Path(__file__).resolve().parent.parent / "sample_data" / "events.jsonl"
 QUERIES = (
     "When is the Atlas launch now?",
     "What did Priya say about QA?",
@@ -40,7 +40,7 @@ TARGET_S = 1.5
 
 def ensure_store(data_dir: Path, events: Path = SAMPLE_EVENTS) -> dict[str, int]:
     """A store with facts and vectors in `data_dir`: reused when it has them, else built from `events`."""
-    from nexus_memory.bench_locomo import _pipeline
+    from nexus_memory.bench.locomo import _pipeline
     from nexus_memory.ingest import ingest_file
 
     with Stores(load_settings(data_dir=data_dir)) as stores:
@@ -163,7 +163,7 @@ def _checked(sample: dict[str, Any], name: str, backend: str) -> dict[str, Any]:
 def _export_ready(data_dir: Path) -> bool:
     """Whether a checked ONNX export of the store's index model exists already."""
     from nexus_memory.embeddings import model_location
-    from nexus_memory.vector_index import index_state
+    from nexus_memory.vectors.vec0 import index_state
 
     with Stores(load_settings(data_dir=data_dir), readonly=True) as stores:
         state = index_state(stores.conn)
