@@ -95,6 +95,19 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from nexus_memory.analytics.report import build_report, render_text
+    from nexus_memory.analytics.source import StoresMissing
+
+    try:
+        report = build_report(load_settings(), args.section or None)
+    except StoresMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _print_json(report) if args.json else print(render_text(report))
+    return 0
+
+
 def cmd_recall(args: argparse.Namespace) -> int:
     from nexus_memory.recall import RecallArgumentError, recall
 
@@ -189,6 +202,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from nexus_memory.bench.extract import run as run_extract
 
         result = run_extract(Path(args.data))
+    elif args.kind == "analytics":
+        from nexus_memory.analytics.bench import run as run_analytics
+        from nexus_memory_assets.analytics import time_materialisation
+
+        data_dir = Path(args.data_dir or load_settings().data_dir / "bench-analytics")
+        result = run_analytics(data_dir, args.events, progress=lambda line: print(line, file=sys.stderr))
+        result["dagster"] = time_materialisation(str(data_dir))
     elif args.kind == "locomo":
         from nexus_memory.bench.locomo import run as run_locomo
 
@@ -251,6 +271,12 @@ def cmd_skills(args: argparse.Namespace) -> int:
     return 1 if "error" in result else 0
 
 
+def _report_sections() -> list[str]:
+    from nexus_memory.analytics.report import SECTIONS
+
+    return list(SECTIONS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nexus-memory", description="Long-term memory for AI assistants.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -269,6 +295,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help="row counts of every layer")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("report", help="the operator's figures: backlog, outcomes, entities, coverage (read-only)")
+    p.add_argument("--section", action="append", choices=_report_sections(), help="only this section (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("recall", help="search memory")
     p.add_argument("query")
@@ -332,14 +363,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", nargs="+", choices=["facts", "observations", "mental_models", "entities"])
     p.set_defaults(func=cmd_skills)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | coldstart")
-    p.add_argument("kind", choices=["extract", "locomo", "recall", "coldstart"])
+    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | analytics | coldstart")
+    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics", "coldstart"])
     p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
     p.add_argument("--conversations", type=int, default=0, help="locomo: only the first N conversations")
     p.add_argument("--facts", type=int, default=100_000, help="recall: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--events", type=int, default=100_000, help="analytics: synthetic store size")
     p.add_argument("--runs", type=int, default=5, help="coldstart: cold processes per command and query path")
-    p.add_argument("--data-dir", help="coldstart: an existing store to use (default: a sample store, built once)")
+    p.add_argument(
+        "--data-dir",
+        help="analytics: where the synthetic store is built and kept; "
+        "coldstart: an existing store to use (default: a sample store, built once)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
     return parser
