@@ -157,8 +157,10 @@ def cmd_candidates(args: argparse.Namespace) -> int:
                 )
             return 0
         if not args.id:
-            print("error: accept/reject need a candidate id", file=sys.stderr)
+            print("error: accept/reject/unmerge need a candidate id", file=sys.stderr)
             return 2
+        if args.action == "unmerge":
+            return _unmerge(stores, args)
         status = identity.resolve_candidate(stores.conn, args.id, accept=args.action == "accept")
         print(f"{args.id}: {status}")
     return 0
@@ -202,6 +204,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from nexus_memory.bench.extract import run as run_extract
 
         result = run_extract(Path(args.data))
+    elif args.kind == "forget":
+        from nexus_memory.lifecycle.bench import run as run_forget
+
+        result = run_forget(args.facts)
     elif args.kind == "analytics":
         from nexus_memory.analytics.bench import run as run_analytics
         from nexus_memory_assets.analytics import time_materialisation
@@ -237,38 +243,230 @@ def cmd_skills(args: argparse.Namespace) -> int:
     from nexus_memory.agent_writes import run_tool
 
     if args.action == "export":
-        if len(args.values) != 1:
-            return _fail("skills export takes one DIR")
         with Stores(load_settings()) as stores:
-            for path in skills.export(stores, Path(args.values[0])):
+            for path in skills.export(stores, Path(args.value)):
                 print(path)
         return 0
     try:
-        if args.action == "search":
-            if len(args.values) != 1:
-                return _fail('skills search takes one QUERY (quote it: search "what did Dana decide")')
-            name, arguments = (
-                "recall",
-                skills.search_arguments(
-                    args.values[0],
-                    max_results=args.max_results,
-                    entity=args.entity[0] if args.entity else None,
-                    after=args.after,
-                    before=args.before,
-                    platform=args.platform,
-                    budget=args.budget,
-                    scope=args.scope,
-                ),
-            )
-        else:
-            action, *values = args.values or [""]
-            name, arguments = skills.write_call(action, values, entities=args.entity or [], reason=args.reason)
-    except ValueError as exc:  # a malformed day, a write that is not remember/correct/confirm
+        arguments = skills.search_arguments(
+            args.value,
+            max_results=args.max_results,
+            entity=args.entity,
+            after=args.after,
+            before=args.before,
+            platform=args.platform,
+            budget=args.budget,
+            scope=args.scope,
+        )
+    except ValueError as exc:  # a malformed day
         return _fail(exc)
     with Stores(load_settings()) as stores:
-        result = run_tool(stores, name, arguments)
+        result = run_tool(stores, "recall", arguments)
     _print_json(result)
     return 1 if "error" in result else 0
+
+
+# --- lifecycle: decay, conflicts, enrichment, reflection, sessions, forgetting, and the agent tools ---------
+
+
+def _report(result: dict[str, Any], as_json: bool, summary: str) -> None:
+    if as_json:
+        _print_json(result)
+    else:
+        print(summary)
+
+
+def _unmerge(stores: Stores, args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.unmerge import UnmergeError, unmerge
+
+    try:
+        result = unmerge(stores.conn, args.id)
+    except UnmergeError as exc:
+        return _fail(exc)
+    summary = (
+        f"{args.id}: unmerged; {result['facts']} facts, {result['contacts']} contacts went back to {result['entity']}"
+    )
+    _report(result, args.json, summary)
+    return 0
+
+
+def cmd_maintenance(args: argparse.Namespace) -> int:
+    """decay / conflicts / enrich / reflect / sessions: run the job once, print its report."""
+    with Stores(load_settings()) as stores:
+        try:
+            report = args.job(stores, args).as_dict()
+        except ValueError as exc:
+            return _fail(exc)
+    failures = report.get("failures") or []
+    _report(report, args.json, args.summary(report) + "".join(f"\n  failed {f}" for f in failures[:20]))
+    return 1 if failures else 0
+
+
+def _lifecycle(module: str) -> Any:
+    """A nexus_memory.lifecycle module, imported when a command runs (the CLI starts without them)."""
+    import importlib
+
+    return importlib.import_module(f"nexus_memory.lifecycle.{module}")
+
+
+def _maintenance_jobs() -> dict[str, tuple[str, Any, Any]]:
+    """name -> (help, job(stores, args) -> report, summary(report dict) -> one line)."""
+    return {
+        "decay": (
+            "decay fact confidence; soft-delete facts below the threshold",
+            lambda s, a: _lifecycle("decay").run_decay(s, rate=a.rate, threshold=a.threshold),
+            lambda r: (
+                f"checked {r['checked']} facts: {r['soft_deleted']} soft-deleted, {r['protected']} protected, "
+                f"{r['below_half']} below 0.5, mean confidence {r['mean_confidence']}"
+            ),
+        ),
+        "conflicts": (
+            "find facts that contradict earlier ones about the same entity",
+            lambda s, a: _lifecycle("conflicts").detect_conflicts(s, limit=a.limit),
+            lambda r: f"checked {r['facts_checked']} new facts ({r['detector']}): {r['conflicts_found']} conflicts",
+        ),
+        "enrich": (
+            "re-read facts with few entity links with every known person in mind",
+            lambda s, a: _lifecycle("enrichment").enrich(s, limit=a.limit),
+            lambda r: f"read {r['facts_read']} facts: {r['links_added']} links added to {r['facts_enriched']}",
+        ),
+        "reflect": (
+            "write the weekly reflection (at most one per 6 days)",
+            lambda s, a: _lifecycle("reflection").reflect(s),
+            lambda r: f"reflection {r['status']}: {r['reason'] or r['mental_model_id']}",
+        ),
+        "sessions": (
+            "consolidate sessions that ended",
+            lambda s, a: _lifecycle("sessions").consolidate_ended(s, nightly=a.nightly),
+            lambda r: (
+                f"{r['registered']} new sessions, {r['ended']} ended, {r['consolidated']} consolidated, "
+                f"{r['waiting']} waiting"
+            ),
+        ),
+    }
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.forget import ForgetError, Target, finish_scrub, forget_or_preview
+
+    with Stores(load_settings()) as stores:
+        if args.scrub:
+            result = finish_scrub(stores)
+            _report(result, args.json, f"scrub {'complete' if result['complete'] else 'incomplete'}")
+            return 0 if result["complete"] else 1
+        kind, value = next((k, v) for k in ("event", "fact", "sender", "entity") if (v := getattr(args, k)) is not None)
+        who = args.requested_by or _login_name()
+        try:
+            result = forget_or_preview(
+                stores, Target(kind, value), confirm=args.yes, requested_by=who, reason=args.reason
+            )
+        except ForgetError as exc:
+            return _fail(exc)
+    if not result["forgotten"]:
+        counts = result["would_remove"]
+        summary = (
+            f"would forget {counts['events']} events, {counts['facts']} facts and {counts['entities']} entities; "
+            "run again with --yes to forget them"
+        )
+        _report(result, args.json, summary)
+        return 0
+    removed = {store: sum(rows.values()) for store, rows in result["removed"].items()}
+    summary = f"forgotten ({result['status']}): rows removed per store {removed}, {result['seconds']['total']} s"
+    _report(result, args.json, summary)
+    return 0 if result["status"] == "scrubbed" else 1
+
+
+def _login_name() -> str:
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (OSError, KeyError):
+        return "cli"
+
+
+def cmd_tool(args: argparse.Namespace) -> int:
+    """remember / correct / confirm / entity / observations / models: the agent tool of the same name
+    (with the side effects of a fact write, agent_writes.run_tool)."""
+    from nexus_memory.agent_writes import run_tool
+
+    name, arguments = args.tool_call(args)
+    with Stores(load_settings()) as stores:
+        result = run_tool(stores, name, {k: v for k, v in arguments.items() if v is not None})
+    if "error" in result:
+        return _fail(result["error"])
+    _print_json(result) if args.json else print(json.dumps(result, indent=1, ensure_ascii=False, default=str))
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text}")
+    return value
+
+
+def _add_lifecycle_commands(sub: Any) -> None:
+    for name, (help_text, job, summary) in _maintenance_jobs().items():
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=cmd_maintenance, job=job, summary=summary)
+        if name == "decay":
+            p.add_argument("--rate", type=float, help="per day (default NEXUS_DECAY_RATE, 0.01)")
+            p.add_argument("--threshold", type=float, help="soft-delete below this (default 0.05)")
+        if name in ("conflicts", "enrich"):
+            p.add_argument("--limit", type=_positive, help="at most this many facts")
+        if name == "sessions":
+            p.add_argument("--nightly", action="store_true", help="end every open session")
+
+    p = sub.add_parser("forget", help="forget an event, a fact, a sender or an entity everywhere, leaving no trace")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--event", metavar="ID")
+    which.add_argument("--fact", metavar="ID")
+    which.add_argument("--sender", metavar="HANDLE")
+    which.add_argument("--entity", metavar="NAME_OR_ID")
+    which.add_argument("--scrub", action="store_true", help="finish the byte scrub of an earlier forget")
+    p.add_argument("--yes", action="store_true", help="really forget (without it: only say what would go)")
+    p.add_argument("--reason", help="why (kept in the deletion log)")
+    p.add_argument("--requested-by", help="who asked, for the deletion log (default: the login name)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_forget)
+
+    tools = {
+        "remember": (lambda a: ("remember_fact", {"text": a.text, "entities": a.entity}), "remember a fact"),
+        "correct": (
+            lambda a: ("correct_fact", {"fact_id": a.fact_id, "new_text": a.text, "reason": a.reason}),
+            "replace a wrong fact with the corrected one",
+        ),
+        "confirm": (lambda a: ("confirm_fact", {"fact_id": a.fact_id}), "protect a fact from decay"),
+        "entity": (lambda a: ("get_entity_info", {"entity": a.name, "limit": a.limit}), "everything about an entity"),
+        "observations": (
+            lambda a: ("show_observation", {"id": a.id}) if a.id else ("list_observations", {"entity": a.entity}),
+            "list observations, or show one by id",
+        ),
+        "models": (
+            lambda a: ("show_mental_model", {"id": a.id}) if a.id else ("list_mental_models", {"entity": a.entity}),
+            "list mental models (reports, reflections), or show one by id",
+        ),
+    }
+    for name, (make_call, help_text) in tools.items():
+        p = sub.add_parser(name, help=help_text)
+        if name == "remember":
+            p.add_argument("text")
+            p.add_argument("--entity", action="append", help="who or what it is about (repeatable)")
+        elif name in ("correct", "confirm"):
+            p.add_argument("fact_id")
+            if name == "correct":
+                p.add_argument("text")
+                p.add_argument("--reason")
+        elif name == "entity":
+            p.add_argument("name")
+            p.add_argument("--limit", type=_positive)
+        else:
+            p.add_argument("id", nargs="?", help="show this one")
+            p.add_argument("--entity", help="only about this entity")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=cmd_tool, tool_call=make_call)
 
 
 def _report_sections() -> list[str]:
@@ -316,8 +514,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", help="current session id (its own facts are excluded)")
     p.set_defaults(func=cmd_context)
 
-    p = sub.add_parser("candidates", help="list, accept or reject entity merge candidates")
-    p.add_argument("action", choices=["list", "accept", "reject"])
+    p = sub.add_parser("candidates", help="list, accept or reject entity merge candidates, or undo a merge")
+    p.add_argument("action", choices=["list", "accept", "reject", "unmerge"])
     p.add_argument("id", nargs="?")
     p.add_argument("--status", default="pending")
     p.add_argument("--json", action="store_true")
@@ -343,18 +541,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", help="session id that facts written through the tools are tagged with")
     p.set_defaults(func=cmd_mcp)
 
-    p = sub.add_parser(
-        "skills",
-        help="skills folder for agents in code mode: export DIR | search QUERY | write remember|correct|confirm ...",
-    )
-    p.add_argument("action", choices=["export", "search", "write"])
-    p.add_argument(
-        "values",
-        nargs="*",
-        help="export: DIR; search: QUERY; write: remember TEXT | correct FACT_ID TEXT | confirm FACT_ID",
-    )
-    p.add_argument("--entity", action="append", help="search: only about this entity; remember: who it is about")
-    p.add_argument("--reason", help="correct: why the old fact was wrong")
+    p = sub.add_parser("skills", help="skills folder for agents in code mode: export DIR | search QUERY")
+    p.add_argument("action", choices=["export", "search"])
+    p.add_argument("value", metavar="DIR|QUERY", help="export: the folder to write; search: what to look for")
+    p.add_argument("--entity", help="search: only about this entity (name or id)")
     p.add_argument("--max-results", type=int)
     p.add_argument("--after", help="search: only from this day on (YYYY-MM-DD)")
     p.add_argument("--before", help="search: only up to this day (YYYY-MM-DD)")
@@ -363,11 +553,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", nargs="+", choices=["facts", "observations", "mental_models", "entities"])
     p.set_defaults(func=cmd_skills)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | analytics | coldstart")
-    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics", "coldstart"])
+    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | analytics | forget | coldstart")
+    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics", "forget", "coldstart"])
     p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
     p.add_argument("--conversations", type=int, default=0, help="locomo: only the first N conversations")
-    p.add_argument("--facts", type=int, default=100_000, help="recall: synthetic store size")
+    p.add_argument("--facts", type=int, default=100_000, help="recall, forget: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--events", type=int, default=100_000, help="analytics: synthetic store size")
     p.add_argument("--runs", type=int, default=5, help="coldstart: cold processes per command and query path")
@@ -378,6 +568,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
+    _add_lifecycle_commands(sub)
     return parser
 
 

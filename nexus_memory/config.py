@@ -44,6 +44,9 @@ class Settings:
     llm_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", "not-needed"))
     llm_timeout_s: float = field(default_factory=lambda: float(_env("NEXUS_LLM_TIMEOUT_S", "60")))
     max_content_chars: int = field(default_factory=lambda: int(_env("NEXUS_MAX_CONTENT_CHARS", "100000")))
+    # Decay (lifecycle/decay.py): confidence x exp(-rate x days since last access); hidden below the threshold.
+    decay_rate: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_RATE", "0.01")))
+    decay_threshold: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_THRESHOLD", "0.05")))
 
     def __post_init__(self) -> None:
         # Overrides may arrive as strings (Dagster config, CLI flags); paths are always Paths.

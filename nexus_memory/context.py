@@ -6,7 +6,7 @@ sessions, keeps only the results that are evidence rather than noise, and format
     ## Relevant memory
     - Tyler works at Anthropic (2023-05-10)
 
-    ## Latest reflection
+    ## Weekly insight
     <the newest version of the newest mental model with subtype 'reflection'>
 
 Noise rule (inject nothing rather than noise): a fact is injected only when
@@ -86,11 +86,11 @@ def is_relevant(result: RecallResult, min_score: float = MIN_SEMANTIC_SIM) -> bo
 
 
 def format_context(facts: list[RecallResult], reflection: str | None) -> str:
-    """'## Relevant memory' bullets (with dates), then '## Latest reflection' when there is one."""
+    """'## Relevant memory' bullets (with dates), then '## Weekly insight' (the latest reflection) if any."""
     lines = ["## Relevant memory"]
     lines += [f"- {' '.join(r.text.split())}{_date_suffix(r.as_of)}" for r in facts]
     if reflection:
-        lines += ["", "## Latest reflection", reflection.strip()]
+        lines += ["", "## Weekly insight", reflection.strip()]
     return "\n".join(lines) + "\n"
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from nexus_memory import db
 from nexus_memory.handles import EMAIL_RE, PHONE_RE, delivery_key, handle_type, names_another_handle
 from nexus_memory.ids import now_ms, stable_id, ulid
+from nexus_memory.lifecycle import merge_journal
 
 if TYPE_CHECKING:
     from nexus_memory.events import Event
@@ -278,6 +279,8 @@ def propose_merge(
         raise MergeError(f"unknown entity: {entity_a_id if a is None else entity_b_id}")
     if a.id == b.id:
         return {"status": "already_merged", "winner": a.id}
+    if _refused(conn, a.id, b.id):
+        return {"status": "rejected", "winner": a.id, "loser": b.id}
     auto = confidence > AUTO_MERGE_THRESHOLD and _exact_contact_match(conn, a, b)
     candidate_id = stable_id("mc", a.id, b.id)
     with db.transaction(conn):
@@ -295,6 +298,18 @@ def propose_merge(
                 (now_ms(), candidate_id),
             )
     return {"status": "auto_merged" if auto else "pending", "candidate_id": candidate_id, "winner": a.id, "loser": b.id}
+
+
+def _refused(conn: db.Connection, a_id: str, b_id: str) -> bool:
+    """A person rejected this pair, or undid its merge: it is never proposed or merged again."""
+    return (
+        conn.execute(
+            """SELECT 1 FROM merge_candidates WHERE status = 'rejected'
+           AND ((entity_a_id = ? AND entity_b_id = ?) OR (entity_a_id = ? AND entity_b_id = ?))""",
+            (a_id, b_id, b_id, a_id),
+        ).fetchone()
+        is not None
+    )
 
 
 def _exact_contact_match(conn: db.Connection, a: Entity, b: Entity) -> bool:
@@ -322,6 +337,7 @@ def merge_entities(conn: db.Connection, winner_id: str, loser_id: str) -> None:
         raise MergeError("both entities must be live (not already merged)")
     now = now_ms()
     with db.transaction(conn):
+        merge_journal.record(conn, winner_id, loser_id, normalize(loser.name))  # so a person can undo it
         conn.execute("UPDATE entities SET merged_into = ?, updated_at = ? WHERE id = ?", (winner_id, now, loser_id))
         alias_type = (
             loser.type if loser.type in ("email", "phone") else "handle" if loser.type.endswith("_handle") else "name"

@@ -2,7 +2,8 @@
 
 An agent with a shell reads memory with plain SQL and writes through two scripts:
   SCHEMA.md   every table of the live stores, with its one-line purpose (the comment before its
-              CREATE TABLE in nexus_memory/schema/*.sql) and its CREATE statement as SQLite holds it;
+              CREATE TABLE in the schema files, nexus_memory/schema/*.sql) and its CREATE statement
+              as SQLite holds it;
   QUERIES.md  read patterns in plain SQL with named parameters (each one runs in the test suite);
   search      hybrid recall (the `recall` agent tool): results with dates and source event ids;
   write       remember / correct / confirm a fact through the agent tools, with the side effects
@@ -28,11 +29,13 @@ _CREATE = re.compile(r"^CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)", re.
 
 
 def table_purposes() -> dict[str, str]:
-    """Table name -> the first line of the `-- ` comment block right before its CREATE TABLE."""
+    """Table name -> the first line of the `-- ` comment block right before its CREATE TABLE, in every
+    schema file the stores' migrations run."""
     purposes: dict[str, str] = {}
-    for store in db.STORES:
+    files = [entry for store in db.STORES for entry in db.MIGRATIONS[store] if entry.endswith(".sql")]
+    for name in files:
         comment: list[str] = []
-        for line in resources.files("nexus_memory.schema").joinpath(f"{store}.sql").read_text().splitlines():
+        for line in resources.files("nexus_memory.schema").joinpath(name).read_text().splitlines():
             stripped = line.strip()
             match = _CREATE.match(stripped)
             if match and comment:
@@ -240,31 +243,39 @@ def sql_blocks(markdown: str) -> list[str]:
 
 # --- the scripts ---------------------------------------------------------------------------------
 
-_SCRIPTS = {
-    "search": (
-        "Search memory (semantic + keyword + entity, fused): facts, observations and mental models,\n"
-        "each with its date, platform and source event ids. Prints the recall tool's JSON.\n"
-        '  search "what did Dana decide about the ledger" [--max-results N] [--entity NAME]\n'
-        "         [--after YYYY-MM-DD] [--before YYYY-MM-DD] [--platform P] [--budget low|mid|high]\n"
-        "         [--scope facts observations mental_models entities]"
-    ),
-    "write": (
-        "Write to memory through the agent tools, with what a write sets off: the fact's embedding,\n"
-        "entity co-occurrences, merge candidates for new names. Prints the tool's JSON (exit 1 on error).\n"
-        '  write remember "Sarah\'s birthday is on 4 July" [--entity Sarah ...]\n'
-        '  write correct FACT_ID "Sarah\'s birthday is on 14 July" [--reason "she said so"]\n'
-        "  write confirm FACT_ID"
-    ),
-}
+_SEARCH = """\
+# Search memory (semantic + keyword + entity, fused): facts, observations and mental models,
+# each with its date, platform and source event ids. Prints the recall tool's JSON; exit 1 on error.
+#   search "what did Dana decide about the ledger" [--max-results N] [--entity NAME]
+#          [--after YYYY-MM-DD] [--before YYYY-MM-DD] [--platform P] [--budget low|mid|high]
+#          [--scope facts observations mental_models entities]
+exec {command} skills search "$@"
+"""
+
+_WRITE = """\
+# Write to memory through the agent tools, with what a write sets off: the fact's embedding,
+# entity co-occurrences, merge candidates for new names. Prints the tool's JSON; on a bad call
+# one line on stderr and exit 2.
+#   write remember "Sarah's birthday is on 4 July" [--entity Sarah ...]
+#   write correct FACT_ID "Sarah's birthday is on 14 July" [--reason "she said so"]
+#   write confirm FACT_ID
+case "$1" in
+  remember|correct|confirm) ;;
+  *) echo "usage: write remember TEXT | correct FACT_ID TEXT | confirm FACT_ID" >&2; exit 2 ;;
+esac
+exec {command} "$@" --json
+"""
+
+SCRIPTS = {"search": _SEARCH, "write": _WRITE}
 
 
 def script_text(name: str, data_dir: Path, command: list[str]) -> str:
-    comment = "\n".join(f"# {line}".rstrip() for line in _SCRIPTS[name].splitlines())
+    """A script of the folder: the stores it uses by default, then the `nexus-memory` command it runs."""
     return (
-        f"#!/bin/sh\n{comment}\n"
+        "#!/bin/sh\n"
         f"default_data_dir={shlex.quote(str(data_dir))}\n"
         'export NEXUS_DATA_DIR="${NEXUS_DATA_DIR:-$default_data_dir}"\n'
-        f'exec {shlex.join(command)} skills {name} "$@"\n'
+        + SCRIPTS[name].format(command=shlex.join(command))
     )
 
 
@@ -286,7 +297,7 @@ def export(stores: Stores, directory: Path) -> list[Path]:
     for name, text in files.items():
         path = directory / name
         path.write_text(text)
-        if name in _SCRIPTS:
+        if name in SCRIPTS:
             path.chmod(0o755)
         written.append(path)
     return written
@@ -324,20 +335,3 @@ def search_arguments(
     if before:
         arguments["time_before"] = day_ms(before, end=True)
     return arguments
-
-
-def write_call(
-    action: str, values: list[str], *, entities: list[str], reason: str | None
-) -> tuple[str, dict[str, Any]]:
-    """(tool name, arguments) for `write remember TEXT | correct FACT_ID TEXT | confirm FACT_ID`."""
-    expected = {"remember": 1, "correct": 2, "confirm": 1}
-    if action not in expected:
-        raise ValueError(f"write takes remember, correct or confirm, not {action!r}")
-    if len(values) != expected[action]:
-        shape = {"remember": "TEXT", "correct": "FACT_ID TEXT", "confirm": "FACT_ID"}[action]
-        raise ValueError(f"write {action} takes {shape}")
-    if action == "remember":
-        return "remember_fact", {"text": values[0], **({"entities": entities} if entities else {})}
-    if action == "correct":
-        return "correct_fact", {"fact_id": values[0], "new_text": values[1], **({"reason": reason} if reason else {})}
-    return "confirm_fact", {"fact_id": values[0]}

@@ -46,7 +46,9 @@ def test_schema_lists_every_live_table_with_its_purpose(folder: Path, built: Set
     assert not any(n.startswith(("sqlite_", "facts_fts_", "vec_embeddings_")) for n in names)  # internals left out
     purposes = skills.table_purposes()
     for store, name, sql in tables:
-        assert purposes.get(name), f"{name}: no `-- ` comment before its CREATE TABLE in schema/{store}.sql"
+        assert purposes.get(name), (
+            f"{name} ({store}.db): no `-- ` comment before its CREATE TABLE in nexus_memory/schema/"
+        )
         assert f"- `{name}` ({store}.db): {purposes[name]}" in text
         assert sql.strip() in text
     assert "text_hash" in text  # the live schema, migrations included, not only the .sql files
@@ -92,22 +94,38 @@ def test_every_query_pattern_runs_and_answers(folder: Path, built: Settings) -> 
 
 
 def test_write_then_read_back_with_the_patterns(folder: Path, built: Settings, capsys: pytest.CaptureFixture) -> None:
+    """The `write` script runs `nexus-memory remember|correct|confirm --json`; here those run in-process
+    (the model is loaded already), the script itself below."""
     facts_of = skills.sql_blocks((folder / "QUERIES.md").read_text())[0]  # "An entity's facts"
     params = {"name": "Dana Whitfield", "limit": 50}
     before = _run(built, facts_of, params)
-    assert cli.main(["skills", "write", "remember", "Dana Whitfield moved to the Lisbon office"]) == 0
+    assert cli.main(["remember", "Dana Whitfield moved to the Lisbon office", "--json"]) == 0
     written = json.loads(capsys.readouterr().out)
     assert written["side_effects"]["embedded"] == 1 and written["side_effects"]["cooccurrences"] >= 1
     ids = [r[0] for r in _run(built, facts_of, params)]
     assert ids[0] == written["fact_id"]  # linked to Dana's entity through her alias, newest first
-    assert cli.main(["skills", "write", "correct", written["fact_id"], "Dana Whitfield moved to the Porto office"]) == 0
+    assert cli.main(["correct", written["fact_id"], "Dana Whitfield moved to the Porto office", "--json"]) == 0
     corrected = json.loads(capsys.readouterr().out)
     ids = [r[0] for r in _run(built, facts_of, params)]
     assert corrected["fact_id"] in ids and written["fact_id"] not in ids
     assert len(ids) == len(before) + 1
-    assert cli.main(["skills", "write", "correct", "no-such-fact", "x"]) == 1
-    assert "no fact" in json.loads(capsys.readouterr().out)["error"]
-    assert cli.main(["skills", "write", "forget"]) == 2
+
+
+def test_write_script(folder: Path, built: Settings) -> None:
+    env = {**os.environ, "NEXUS_DATA_DIR": str(built.data_dir)}
+    with Stores(built, readonly=True) as stores:
+        fact_id = stores.conn.execute("SELECT id FROM facts LIMIT 1").fetchone()[0]
+    confirmed = subprocess.run([str(folder / "write"), "confirm", fact_id], env=env, capture_output=True, text=True)
+    assert confirmed.returncode == 0 and json.loads(confirmed.stdout)["fact_id"] == fact_id
+    unknown = subprocess.run(
+        [str(folder / "write"), "confirm", "no-such-fact"], env=env, capture_output=True, text=True
+    )
+    assert unknown.returncode == 2 and "no-such-fact" in unknown.stderr
+    for refused in (["forget", "--fact", fact_id, "--yes"], ["stats"], []):
+        done = subprocess.run([str(folder / "write"), *refused], env=env, capture_output=True, text=True)
+        assert done.returncode == 2 and "usage: write" in done.stderr
+    with Stores(built, readonly=True) as stores:
+        assert stores.conn.execute("SELECT 1 FROM facts WHERE id = ?", (fact_id,)).fetchone()
 
 
 def test_search_script_returns_results_with_provenance(folder: Path, built: Settings) -> None:
