@@ -6,10 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexus_memory.config import load_settings
 from nexus_memory.stores import Stores
+
+if TYPE_CHECKING:
+    from nexus_memory_assets.pipeline import PipelineOutcome
 
 
 def installed_command() -> list[str]:
@@ -72,16 +75,69 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
-    from nexus_memory_assets.pipeline import run_pipeline
+    try:
+        from nexus_memory_assets.pipeline import run_pipeline
 
-    outcome = run_pipeline(
-        load_settings(),
-        platforms=args.platform or None,
-        only_failed=args.only_failed,
-        progress=lambda line: print(line, file=sys.stderr),
-    )
-    _print_json(outcome)
-    return 1 if outcome["failed"] else 0
+        outcome = run_pipeline(
+            load_settings(),
+            platforms=args.platform or None,
+            only_failed=args.only_failed,
+            progress=None if args.json else (lambda line: print(line, file=sys.stderr, flush=True)),
+        )
+    except ValueError as exc:  # a setting the partitions cannot be built from, such as a future start
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        _print_json(outcome.as_dict())
+    else:
+        _print_pipeline(outcome)
+    return 0 if outcome.ok else 1
+
+
+def _print_pipeline(outcome: PipelineOutcome) -> None:
+    """The pipeline's outcome for a person: a table of what each run built, then anything left undone."""
+    if outcome.orphaned_runs:
+        print(
+            f"marked {len(outcome.orphaned_runs)} runs of killed processes failed: {', '.join(outcome.orphaned_runs)}"
+        )
+    if not outcome.runs:
+        print("nothing to do: every event is processed")
+    else:
+        layers = ["events", "episodes", "facts", "embeddings"]
+        header = ["platform", "partitions", *layers, "seconds", "run"]
+        rows = [
+            [r.platform, r.first if r.first == r.last else f"{r.first}..{r.last}"]
+            + [str(r.rows.get(layer, "-")) for layer in layers]
+            + [f"{r.seconds:.1f}", "ok" if r.success else "FAILED"]
+            for r in outcome.runs
+        ]
+        rows.append(
+            ["total", ""]
+            + [str(sum(r.rows.get(layer, 0) for r in outcome.runs)) for layer in layers]
+            + [f"{outcome.seconds:.1f}", f"{len(outcome.runs)} runs"]
+        )
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+        print("\nbuilt (rows added per layer; run logs in the Dagster UI):")
+        for row in [header, *rows]:
+            print(
+                "  "
+                + "  ".join(
+                    c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+                )
+            )
+    for run in outcome.runs:
+        for error in run.errors:
+            print(f"run {run.run_id} ({run.platform}) failed at {error}")
+    if outcome.failed_episodes:
+        print(
+            f"{len(outcome.failed_episodes)} episodes failed (their events wait): `nexus-memory failed` lists them, "
+            "`nexus-memory pipeline --only-failed` reruns only them"
+        )
+        for failed in outcome.failed_episodes[:5]:
+            print(f"  {failed.partition_key} {failed.episode_id}: {failed.error}")
+    if outcome.unprocessed_events:
+        left = ", ".join(f"{platform} {n}" for platform, n in sorted(outcome.unprocessed_events.items()))
+        print(f"events with work left after this pipeline: {left} (failed episodes or runs above; rerun to finish)")
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -131,7 +187,29 @@ def cmd_recall(args: argparse.Namespace) -> int:
     else:
         for r in response.results:
             print(f"{r.score:.4f}  [{r.type}] {r.text}  {json.dumps(r.ranks)}")
+            for line in _source_lines(args.sources, r.source_event_ids):
+                print(f"        {line}")
     return 0
+
+
+def _source_lines(wanted: bool, event_ids: list[str]) -> list[str]:
+    """Where a result came from: each source event's platform, sender, time and words."""
+    if not wanted or not event_ids:
+        return []
+    from datetime import UTC, datetime
+
+    from nexus_memory import db
+    from nexus_memory.events import row_to_event
+
+    with Stores(load_settings()) as stores:
+        rows = stores.conn.execute(f"SELECT * FROM events WHERE id IN ({db.placeholders(event_ids)})", event_ids)
+        events = [row_to_event(r) for r in rows]
+    lines = []
+    for e in events:
+        when = datetime.fromtimestamp(e.as_of / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+        words = " ".join(e.content.split())
+        lines.append(f'from {e.platform}, {e.sender_name or e.sender_id}, {when}: "{words[:140]}"')
+    return lines
 
 
 def cmd_context(args: argparse.Namespace) -> int:
@@ -167,15 +245,18 @@ def cmd_candidates(args: argparse.Namespace) -> int:
 
 
 def cmd_failed(args: argparse.Namespace) -> int:
+    from nexus_memory.partitions import split_partition_key
+    from nexus_memory.writer.run import failed_episodes
+
     with Stores(load_settings()) as stores:
-        rows = [
-            dict(r)
-            for r in stores.conn.execute(
-                """SELECT e.partition_key, p.episode_id, p.attempts, p.error FROM episode_processing p
-               JOIN episodes e ON e.id = p.episode_id WHERE p.status = 'failed' ORDER BY e.start_time"""
-            )
+        failed = failed_episodes(stores)
+    _print_json(
+        [
+            {"day": split_partition_key(f.partition_key)[0], "platform": split_partition_key(f.partition_key)[1]}
+            | {"partition_key": f.partition_key, "episode_id": f.episode_id, "attempts": f.attempts, "error": f.error}
+            for f in failed
         ]
-    _print_json(rows)
+    )
     return 0
 
 
@@ -485,9 +566,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ingest)
 
-    p = sub.add_parser("pipeline", help="materialise every asset for every partition with pending work")
+    p = sub.add_parser(
+        "pipeline", help="build every layer for every event with work left, one Dagster run per platform"
+    )
     p.add_argument("--platform", action="append", help="only this platform (repeatable)")
     p.add_argument("--only-failed", action="store_true", help="rerun only episodes whose writer run failed")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON (no progress lines)")
     p.set_defaults(func=cmd_pipeline)
 
     p = sub.add_parser("stats", help="row counts of every layer")
@@ -506,6 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform")
     p.add_argument("--entity")
     p.add_argument("--thread")
+    p.add_argument("--sources", action="store_true", help="show each result's source events (provenance)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_recall)
 

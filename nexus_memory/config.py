@@ -29,7 +29,7 @@ class Settings:
 
     data_dir: Path = field(default_factory=lambda: _env_path("NEXUS_DATA_DIR", Path.cwd() / "data"))
     inbox_dir: Path = field(default_factory=lambda: _env_path("NEXUS_INBOX_DIR", Path.cwd() / "inbox"))
-    # Daily partitions start here; events before it are kept but not partitioned.
+    # Daily partitions start here; the first partition also processes every earlier day.
     partition_start: str = field(default_factory=lambda: _env("NEXUS_PARTITION_START", "2019-01-01"))
     embedding_model: str = field(default_factory=lambda: _env("NEXUS_EMBEDDING_MODEL", "all-MiniLM-L6-v2"))
     torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
