@@ -54,7 +54,7 @@ def build(stores: Stores, records: Sequence[RawRecord]) -> FakeEmbedder:
     ingest(stores, records)
     for day, platform in stores.conn.execute("SELECT DISTINCT day, platform FROM events ORDER BY day").fetchall():
         build_episodes(stores, day, platform)
-        process_partition(stores, f"{day}|{platform}", OfflineWriter())
+        process_partition(stores, day, platform, OfflineWriter())
     embedder = FakeEmbedder()
     embed_pending(stores, embedder, target_types=("fact", "entity"))
     for target_type in ("fact", "entity"):
