@@ -40,15 +40,20 @@ TARGET_S = 1.5
 
 def ensure_store(data_dir: Path, events: Path = SAMPLE_EVENTS) -> dict[str, int]:
     """A store with facts and vectors in `data_dir`: reused when it has them, else built from `events`."""
-    from nexus_memory.bench.locomo import _pipeline
+    from nexus_memory.embeddings import get_embedder
     from nexus_memory.ingest import ingest_file
+    from nexus_memory.layers import run_layers
+    from nexus_memory.partitions import ledger_days
+    from nexus_memory.writer.offline_writer import OfflineWriter
 
     with Stores(load_settings(data_dir=data_dir)) as stores:
         counts = stores.counts()
         if counts["facts"] and counts["embeddings"]:
             return counts
         ingest_file(stores, events, "jsonl")
-        _pipeline(stores)
+        writer, embedder = OfflineWriter(), get_embedder()
+        for (platform,) in stores.conn.execute("SELECT DISTINCT platform FROM events ORDER BY platform").fetchall():
+            run_layers(stores, platform, ledger_days(stores, platform), writer=writer, embedder=embedder)
         return stores.counts()
 
 
