@@ -21,6 +21,8 @@ STORES = ("memory", "events", "identity", "embeddings")
 MIGRATIONS: dict[str, list[str]] = {name: [f"{name}.sql"] for name in STORES}
 # embeddings 2: the hash of the text each vector was made from, so a change of that text shows.
 MIGRATIONS["embeddings"].append("ALTER TABLE embeddings ADD COLUMN text_hash TEXT")
+# memory 2: observation chains and staleness, consolidation failures, mental model chains and sources.
+MIGRATIONS["memory"].append("memory_2_consolidation.sql")
 BUSY_TIMEOUT_MS = 30_000
 
 
