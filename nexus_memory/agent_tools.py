@@ -234,7 +234,7 @@ def call_tool(
         return {"error": "invalid arguments: " + "; ".join(errors)}
     try:
         return _HANDLERS[name](_Call(stores, session_id, embedder, reference_time), **arguments)
-    except ToolError as exc:
+    except (ToolError, ModelError) as exc:
         return {"error": str(exc)}
     except Exception as exc:  # the agent loop gets an error result, never an exception
         log.exception("tool %s failed", name)
@@ -452,3 +452,11 @@ _HANDLERS: dict[str, Callable[..., dict[str, Any]]] = {
     "memory_stats": _memory_stats,
     "get_entity_info": _get_entity_info,
 }
+
+# The mental-model tools (nexus_memory/mental_models/tools.py) join the same dispatcher.
+from nexus_memory.mental_models.api import ModelError  # noqa: E402
+from nexus_memory.mental_models.tools import MODEL_HANDLERS, MODEL_TOOLS  # noqa: E402
+
+TOOLS += MODEL_TOOLS
+_SCHEMAS.update({tool["function"]["name"]: tool["function"]["parameters"] for tool in MODEL_TOOLS})
+_HANDLERS.update(MODEL_HANDLERS)

@@ -154,6 +154,62 @@ def cmd_rebuild_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    from nexus_memory.consolidation import consolidate, pick_consolidator
+    from nexus_memory.mental_models import after_consolidation
+
+    settings = load_settings()
+    with Stores(settings) as stores:
+        report = consolidate(
+            stores,
+            pick_consolidator(settings, offline=args.offline),
+            limit=args.limit,
+            on_progress=lambda n, r: print(f"\rconsolidated {n} facts", end="", file=sys.stderr),
+        )
+        print(file=sys.stderr)
+        outcome = {**report.as_dict(), **after_consolidation(stores, settings.emergent_models)}
+    _print_json(outcome)
+    return 1 if report.failed else 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from nexus_memory import mental_models as mm
+
+    with Stores(load_settings()) as stores:
+        try:
+            if args.action == "list":
+                models = mm.list_models(stores)
+                if args.json:
+                    _print_json([{k: v for k, v in asdict(m).items() if k != "description"} for m in models])
+                for m in [] if args.json else models:
+                    print(f"{m.root_id}  v{m.version}  {m.subtype:<10} {'STALE ' if m.is_stale else ''}{m.name}")
+                return 0
+            if not args.target:
+                print(f"error: models {args.action} needs a name or an id", file=sys.stderr)
+                return 2
+            if args.action == "create":
+                model = mm.create_model(
+                    stores, args.target, args.question or "", entity=args.entity, tags=args.tag or (), pinned=args.pin
+                )
+            elif args.action == "refresh":
+                model, _changed = mm.refresh_model(stores, args.target)
+            elif args.action == "pin":
+                model = mm.pin_model(stores, args.target)
+            else:
+                model = mm.get_model(stores, args.target)
+        except mm.ModelError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    if args.json:
+        _print_json(asdict(model))
+    else:
+        print(f"{model.root_id}  v{model.version}  {model.subtype}{'  STALE' if model.is_stale else ''}\n")
+        print(model.description)
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.kind == "extract":
         from nexus_memory.writer.bench_extract import run as run_extract
@@ -225,6 +281,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="also embed these target types again (after the embedded text changed), e.g. --reembed fact",
     )
     p.set_defaults(func=cmd_rebuild_index)
+
+    p = sub.add_parser("consolidate", help="consolidate pending facts into observations, then mental models")
+    p.add_argument("--offline", action="store_true", help="the offline rules even when an LLM is configured")
+    p.add_argument("--limit", type=int, help="at most this many facts")
+    p.set_defaults(func=cmd_consolidate)
+
+    p = sub.add_parser("models", help="mental models: list | show | create | refresh | pin")
+    p.add_argument("action", choices=["list", "show", "create", "refresh", "pin"])
+    p.add_argument("target", nargs="?", help="create: the model's name; otherwise its id")
+    p.add_argument("--question", help="create: the question the model answers")
+    p.add_argument("--entity", help="create: who or what it is about (default: named in the name/question)")
+    p.add_argument("--tag", action="append", help="create: an access tag (repeatable)")
+    p.add_argument("--pin", action="store_true", help="create: refresh after every consolidation")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall")
     p.add_argument("kind", choices=["extract", "locomo", "recall"])

@@ -112,6 +112,9 @@ def test_schemas_are_valid_openai_tools() -> None:
         "confirm_fact",
         "memory_stats",
         "get_entity_info",
+        "create_mental_model",
+        "get_mental_model",
+        "refresh_mental_model",
     ]
     for tool in TOOLS:
         parsed = ChatCompletionFunctionTool.model_validate(tool)

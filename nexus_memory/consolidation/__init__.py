@@ -1,9 +1,10 @@
 """Layer 3: consolidation of facts into observations (seed 002's background job).
 
-`consolidate(stores)` runs the offline consolidator; pass `LLMConsolidator.from_settings(...)` to use
-the writer's LLM instead. See run.py for the loop and store.py for how observations are versioned.
+`consolidate(stores, pick_consolidator(settings))` consolidates every pending fact: with the writer's LLM
+when one is configured, else with the offline rules (the default of `consolidate(stores)`).
+See run.py for the loop and store.py for how observations are versioned.
 """
 
-from nexus_memory.consolidation.run import ConsolidationReport, consolidate
+from nexus_memory.consolidation.run import ConsolidationReport, consolidate, pick_consolidator
 
-__all__ = ["ConsolidationReport", "consolidate"]
+__all__ = ["ConsolidationReport", "consolidate", "pick_consolidator"]

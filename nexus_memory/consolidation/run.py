@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 from nexus_memory import db
+from nexus_memory.config import Settings
 from nexus_memory.consolidation import store
 from nexus_memory.consolidation.actions import ConsolidationFailed, Plan, apply
 from nexus_memory.consolidation.duplicates import merge_near_duplicates
@@ -68,6 +69,15 @@ class ConsolidationReport:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def pick_consolidator(settings: Settings, *, offline: bool = False) -> Consolidator:
+    """The LLM consolidator when the writer's LLM is configured (and not `offline`), else the offline one."""
+    if settings.llm_enabled and not offline:
+        from nexus_memory.consolidation.llm import LLMConsolidator
+
+        return LLMConsolidator.from_settings(settings)
+    return OfflineConsolidator()
 
 
 def consolidate(
