@@ -94,5 +94,9 @@ def run_pipeline(
             outcome["succeeded"] += 1
         else:
             outcome["failed"].append(f"{day}|{platform}")
+    # Layers 3 and 4 (observations, mental models) after every layer below them is done.
+    from nexus_memory_assets.consolidation import run_consolidation
+
+    outcome["consolidation"] = run_consolidation(instance, resources, progress)
     outcome["seconds"] = round(time.perf_counter() - started, 2)
     return outcome

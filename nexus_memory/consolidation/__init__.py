@@ -5,6 +5,6 @@ when one is configured, else with the offline rules (the default of `consolidate
 See run.py for the loop and store.py for how observations are versioned.
 """
 
-from nexus_memory.consolidation.run import ConsolidationReport, consolidate, pick_consolidator
+from nexus_memory.consolidation.run import ConsolidationBusy, ConsolidationReport, consolidate, pick_consolidator
 
-__all__ = ["ConsolidationReport", "consolidate", "pick_consolidator"]
+__all__ = ["ConsolidationBusy", "ConsolidationReport", "consolidate", "pick_consolidator"]

@@ -15,9 +15,11 @@ has nothing pending stop being stale, and new observation versions get their vec
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from nexus_memory import db
@@ -66,9 +68,37 @@ class ConsolidationReport:
     completion_tokens: int = 0
     seconds: float = 0.0
     failures: list[dict[str, str]] = field(default_factory=list)
+    # Facts this run left without an observation (one isolated now and paired later is not counted).
+    isolated_ids: set[str] = field(default_factory=set, repr=False)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        out.pop("isolated_ids")
+        return out
+
+
+class ConsolidationBusy(RuntimeError):
+    """Another consolidation run holds this store; it will consolidate the pending facts."""
+
+
+@contextlib.contextmanager
+def exclusive(data_dir: Path) -> Iterator[None]:
+    """One consolidation at a time per store: two would plan the same facts against stale views."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock (run one consolidation at a time yourself)
+        yield
+        return
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir / ".consolidation.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConsolidationBusy(f"another consolidation run is working on {data_dir}") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def pick_consolidator(settings: Settings, *, offline: bool = False) -> Consolidator:
@@ -91,10 +121,21 @@ def consolidate(
     """Consolidate every pending fact (or the first `limit`); see the module docstring.
 
     `chunk` is how many facts share one write transaction: many for the offline consolidator, one
-    for an LLM (a transaction must never wait on a model call).
+    for an LLM (a transaction must never wait on a model call). Raises ConsolidationBusy when another
+    run is consolidating this store.
     """
+    with exclusive(stores.data_dir):
+        return _consolidate(stores, consolidator or OfflineConsolidator(), chunk, limit, on_progress)
+
+
+def _consolidate(
+    stores: Stores,
+    consolidator: Consolidator,
+    chunk: int | None,
+    limit: int | None,
+    on_progress: Callable[[int, ConsolidationReport], None] | None,
+) -> ConsolidationReport:
     started = time.perf_counter()
-    consolidator = consolidator or OfflineConsolidator()
     chunk = chunk or (BATCH if consolidator.name == "offline" else 1)
     report = ConsolidationReport(consolidator.name)
     conn = stores.conn
@@ -148,7 +189,7 @@ def _run_chunk(
             continue
         if fact.subject is None:
             done.append(fact.id)
-            report.isolated += 1
+            report.isolated_ids.add(fact.id)
             continue
         view = loader.view(fact.subject)
         if fact.id in view.member_of:  # consolidated into an observation already: nothing to add
@@ -165,8 +206,9 @@ def _run_chunk(
         report.completion_tokens += plan.completion_tokens
         for state in apply(view, fact, plan):
             changed[id(state)] = (view, state)
+        report.isolated_ids.difference_update(f for a in plan.actions for f in a.with_facts)
         if not plan.actions:
-            report.isolated += 1
+            report.isolated_ids.add(fact.id)
             if fact.durable and fact.vector is not None:
                 view.pool[fact.id] = fact  # a later fact may pair with it
         done.append(fact.id)
@@ -192,6 +234,7 @@ def _run_chunk(
         loader.forget()  # the views hold changes that were rolled back
         raise
     report.consolidated += len(done)
+    report.isolated = len(report.isolated_ids)
     report.failed += len(failures)
     report.failures += [{"fact_id": f.id, "error": e.reason} for f, e in failures]
 

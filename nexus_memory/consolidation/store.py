@@ -434,3 +434,10 @@ def observation_summary(conn: db.Connection) -> dict[str, float]:
         "stale_observations": stale,
         "versioned_observations": versioned,
     }
+
+
+def dangling_observation_facts(conn: db.Connection) -> int:
+    """observation_facts rows whose fact no longer exists (foreign keys should make this 0)."""
+    return conn.execute(
+        "SELECT count(*) FROM observation_facts o WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.id = o.fact_id)"
+    ).fetchone()[0]

@@ -215,3 +215,11 @@ def after_consolidation(stores: Stores, emergent: int, *, refresh: bool = True, 
         "models_refreshed": refreshed,
         "dossiers_written": sync_dossiers(stores),
     }
+
+
+def models_to_materialize(stores: Stores, materialized: Sequence[str]) -> list[str]:
+    """Root ids of current models that are due (stale, refresh after consolidation) or never materialised
+    (by the scheduler that refreshes them: Dagster's mental_models partitions)."""
+    done = set(materialized)
+    due = {m.root_id for m in store.due(stores.conn)}
+    return sorted({m.root_id for m in store.list_current(stores.conn) if m.root_id not in done} | due)
