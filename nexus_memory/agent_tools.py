@@ -90,6 +90,11 @@ TOOLS: list[dict[str, Any]] = [
                 "enum": list(BUDGETS),
                 "description": "Search depth: low (fast, semantic only), mid (default), high (deepest).",
             },
+            "tags": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Access tags held: mental models tagged otherwise are not returned.",
+            },
         },
         ["query"],
     ),

@@ -81,6 +81,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
             platform=args.platform,
             entity=args.entity,
             thread_id=args.thread,
+            tags=args.tag,
         )
     if args.json:
         from dataclasses import asdict
@@ -167,9 +168,17 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
             on_progress=lambda n, r: print(f"\rconsolidated {n} facts", end="", file=sys.stderr),
         )
         print(file=sys.stderr)
-        outcome = {**report.as_dict(), **after_consolidation(stores, settings.emergent_models)}
+        models = after_consolidation(stores, settings.emergent_models, embedder=_index_embedder(stores))
+        outcome = {**report.as_dict(), **models}
     _print_json(outcome)
     return 1 if report.failed else 0
+
+
+def _index_embedder(stores: Stores) -> object | None:
+    """The model of the store's vector index (None when there is none yet)."""
+    from nexus_memory.recall.engine import default_embedder
+
+    return default_embedder(stores)
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -191,10 +200,16 @@ def cmd_models(args: argparse.Namespace) -> int:
                 return 2
             if args.action == "create":
                 model = mm.create_model(
-                    stores, args.target, args.question or "", entity=args.entity, tags=args.tag or (), pinned=args.pin
+                    stores,
+                    args.target,
+                    args.question or "",
+                    entity=args.entity,
+                    tags=args.tag or (),
+                    pinned=args.pin,
+                    embedder=_index_embedder(stores),
                 )
             elif args.action == "refresh":
-                model, _changed = mm.refresh_model(stores, args.target)
+                model, _changed = mm.refresh_model(stores, args.target, embedder=_index_embedder(stores))
             elif args.action == "pin":
                 model = mm.pin_model(stores, args.target)
             else:
@@ -253,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform")
     p.add_argument("--entity")
     p.add_argument("--thread")
+    p.add_argument("--tag", action="append", help="access tag held (repeatable): scopes mental models")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_recall)
 

@@ -168,7 +168,7 @@ def test_internal_errors_become_error_results(stores: Stores, monkeypatch: pytes
     monkeypatch.setattr("nexus_memory.agent_tools.recall", broken)
     result = call_tool(stores, "search_memory", {"query": "anything at all"})
     assert result == {"error": "internal error in search_memory: RuntimeError: disk on fire"}
-    monkeypatch.setattr("nexus_memory.context.recall", broken)
+    monkeypatch.setattr("nexus_memory.context_pack.recall", broken)
     assert get_context(stores, "anything") == ""
 
 

@@ -8,7 +8,8 @@
 - `refresh_model(stores, id)`: rebuild the report; a new version only when the report changed.
 - `refresh_due(stores)`: refresh the stale models whose refresh_trigger asks for it.
 - `after_consolidation(stores, n)`: the three steps that follow a consolidation run.
-Every change rewrites the model's dossier.
+Every change rewrites the model's dossier; given an `embedder`, new versions also get their vector
+(otherwise the mental_models asset embeds them).
 """
 
 from __future__ import annotations
@@ -83,9 +84,18 @@ def _create(
             refresh_trigger={"refresh_after_consolidation": auto_refresh},
             sources=report.sources,
         )
+    _embed(stores, embedder)
     model = _require(stores, root_id)
     write_dossier(stores, model)
     return model
+
+
+def _embed(stores: Stores, embedder: Any) -> None:
+    """Vectors for new model versions, so recall(scope=mental_models) finds them (skipped without a model)."""
+    if embedder is not None:
+        from nexus_memory.embeddings import embed_pending
+
+        embed_pending(stores, embedder, target_types=("mental_model",))
 
 
 def _entity_for(conn: db.Connection, name: str, question: str, entity: str | None) -> str | None:
@@ -148,6 +158,7 @@ def refresh_model(stores: Stores, root_or_id: str, *, embedder: Any = None) -> t
             )
         else:
             store.mark_fresh(stores.conn, model.id)
+    _embed(stores, embedder)
     fresh = _require(stores, model.root_id)
     write_dossier(stores, fresh)
     return fresh, changed

@@ -117,6 +117,7 @@ class Filters:
     session_id: str | None = None
     exclude_session_id: str | None = None
     entity_ids: tuple[str, ...] | None = None  # None: no entity filter; (): unknown entity, no result
+    tags: tuple[str, ...] | None = None  # ACL scope of mental models: None = all; else untagged or sharing one
 
     @property
     def by_session(self) -> bool:
@@ -171,6 +172,13 @@ class Filters:
             return None
         clauses, args = self._time_place_sql("m.updated_at", None, None)
         clauses.append("NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)")
+        if self.tags is not None:
+            # A tagged model is visible only to a caller holding one of its tags; untagged ones to all.
+            clauses.append(
+                "(m.tags IS NULL OR NOT json_valid(m.tags) OR json_array_length(m.tags) = 0 OR EXISTS ("
+                f"SELECT 1 FROM json_each(m.tags) t WHERE t.value IN ({db.placeholders(self.tags) or 'NULL'})))"
+            )
+            args.extend(self.tags)
         if self.entity_ids is not None:
             marks = db.placeholders(self.entity_ids) or "NULL"
             clauses.append(f"m.entity_id IN ({marks})")
@@ -256,6 +264,7 @@ def recall(
     embedder: Embedder | None = None,
     parse_dates: bool = True,
     touch: bool = True,
+    tags: Sequence[str] | None = None,
 ) -> RecallResponse:
     """Hybrid recall (seed 000): strategies by budget, fused by RRF, diversified by MMR.
 
@@ -265,7 +274,8 @@ def recall(
     or id) filters every strategy to facts linked to it. `embedder` defaults to the configured model
     when the store has a vector index; without one the semantic strategy is skipped (and the low
     budget falls back to keyword search). `max_tokens` keeps results (≈ len(text) / 4 tokens each)
-    in rank order while they fit. `touch` adds 1 to access_count of the returned items.
+    in rank order while they fit. `touch` adds 1 to access_count of the returned items. `tags` scopes
+    mental models (ACL): only untagged ones and those sharing a tag with `tags` come back.
     """
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -274,7 +284,16 @@ def recall(
     raw = _sanitize(query)
     text = raw
     entity_ids = _resolve_entity_filter(stores.conn, entity) if entity is not None else None
-    hard = Filters(time_after, time_before, platform, thread_id, session_id, exclude_session_id, entity_ids)
+    hard = Filters(
+        time_after,
+        time_before,
+        platform,
+        thread_id,
+        session_id,
+        exclude_session_id,
+        entity_ids,
+        tags=None if tags is None else tuple(str(t) for t in tags),
+    )
     window = parse_time_window(raw, reference_time) if parse_dates else None
     if window is not None:
         time_after = _tighter(time_after, window[0], max)
