@@ -230,6 +230,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from nexus_memory.writer.bench_extract import run as run_extract
 
         result = run_extract(Path(args.data))
+    elif args.kind == "consolidate":
+        from nexus_memory.bench_consolidate import run as run_consolidate
+
+        result = run_consolidate(Path(args.data), conversations=args.conversations)
     elif args.kind == "locomo":
         from nexus_memory.bench_locomo import run as run_locomo
 
@@ -313,10 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_models)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall")
-    p.add_argument("kind", choices=["extract", "locomo", "recall"])
-    p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
-    p.add_argument("--conversations", type=int, default=0, help="locomo: only the first N conversations")
+    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | consolidate")
+    p.add_argument("kind", choices=["extract", "locomo", "recall", "consolidate"])
+    p.add_argument("--data", help="LoCoMo JSON (extract, locomo, consolidate)")
+    p.add_argument("--conversations", type=int, default=0, help="locomo, consolidate: only the first N conversations")
     p.add_argument("--facts", type=int, default=100_000, help="recall: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--json", action="store_true")

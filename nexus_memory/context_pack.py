@@ -90,11 +90,52 @@ def build_context(
     tags: Sequence[str] | None = None,
 ) -> list[ContextItem]:
     """The items of the context block for `prompt`, in injection order (see module docstring)."""
+    limit = max(max_facts * 3, 10) if max_facts else fact_limit(max_tokens)
+    recalled = recall_layers(
+        stores,
+        prompt,
+        layers=layers,
+        session_id=session_id,
+        fact_results=limit,
+        reference_time=reference_time,
+        embedder=embedder,
+        tags=tags,
+    )
+    return pack(
+        stores, prompt, recalled, max_tokens=max_tokens, max_facts=max_facts, embedder=embedder, min_score=min_score
+    )
+
+
+def fact_limit(max_tokens: int) -> int:
+    """Facts recalled to fill `max_tokens` (a fact line is ~15-30 tokens)."""
+    return max(10, max_tokens // 15)
+
+
+@dataclass
+class Recalled:
+    """What the packer chooses from: higher-layer results (models, observations) and fact results."""
+
+    higher: list[RecallResult]
+    facts: list[RecallResult]
+
+
+def recall_layers(
+    stores: Stores,
+    prompt: str,
+    *,
+    layers: Sequence[str] = LAYERS,
+    session_id: str | None = None,
+    fact_results: int = 50,
+    reference_time: int | None = None,
+    embedder: Any = None,
+    tags: Sequence[str] | None = None,
+) -> Recalled:
+    """One recall over the higher layers in `layers`, one over facts (the facts-only list is the same)."""
     common = {"reference_time": reference_time, "embedder": embedder, "touch": False, "budget": "mid"}
     higher = [layer for layer in layers if layer != "fact"]
-    higher_results: list[RecallResult] = []
+    out = Recalled([], [])
     if higher:
-        higher_results = recall(
+        out.higher = recall(
             stores,
             prompt,
             scope=[_SCOPE_OF[layer] for layer in higher],
@@ -103,18 +144,30 @@ def build_context(
             tags=tags,
             **common,
         ).results
-    facts: list[RecallResult] = []
     if "fact" in layers:
-        limit = max(max_facts * 3, 10) if max_facts else max(10, max_tokens // 15)
-        facts = recall(
-            stores, prompt, scope=("facts",), exclude_session_id=session_id, max_results=limit, **common
+        out.facts = recall(
+            stores, prompt, scope=("facts",), exclude_session_id=session_id, max_results=fact_results, **common
         ).results
+    return out
+
+
+def pack(
+    stores: Stores,
+    prompt: str,
+    recalled: Recalled,
+    *,
+    max_tokens: int,
+    max_facts: int | None = None,
+    embedder: Any = None,
+    min_score: float = MIN_SEMANTIC_SIM,
+) -> list[ContextItem]:
+    """Pack recalled items into `max_tokens`: models, then observations, then facts not shown yet."""
     packer = _Packer(stores, prompt, max_tokens, embedder)
-    relevant = [r for r in higher_results if is_relevant(r, min_score) and r.metadata.get("subtype") != "reflection"]
+    relevant = [r for r in recalled.higher if is_relevant(r, min_score) and r.metadata.get("subtype") != "reflection"]
     for result in sorted(relevant, key=lambda r: r.type != "mental_model"):  # models first, stable otherwise
         packer.add_higher(result)
     shown = 0
-    for result in facts:
+    for result in recalled.facts:
         if max_facts is not None and shown >= max_facts:
             break
         if is_relevant(result, min_score) and packer.add_fact(result):
