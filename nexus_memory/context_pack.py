@@ -2,14 +2,18 @@
 observations, then facts.
 
 `build_context(stores, prompt, max_tokens=800)` recalls the higher layers and the facts separately, keeps
-the relevant ones (the noise rule below), and packs them in that order:
+the relevant ones (the noise rule below) and packs them:
 
-- a mental model or an observation too large for its share of the budget is cut to its lines most
-  relevant to the prompt (an observation's fact lines by their vector's similarity to the prompt),
-  shown in time order under its header;
+- each relevant mental model first, as its title and its report lines that share words with the prompt
+  (who it is, what changed), within a small share of the budget;
+- then the recalled facts in their fused rank order, each placed under the relevant observation it
+  belongs to (the observation's header and its change-over-time sentences shown once, each fact as a
+  dated line without the repeated subject), or on its own when it belongs to none; so the hierarchy
+  packs the facts the ranking chose, in fewer tokens and with their topic and history around them;
+- with budget left, each relevant observation adds its members most similar to the prompt;
 - a stale observation is checked against its facts: the newest facts of its entity that consolidation
   has not seen yet follow it ("newer, not consolidated yet");
-- a fact already shown inside an observation is not repeated.
+- no fact is shown twice.
 Every item keeps its provenance: the facts it rests on and their source events.
 
 Noise rule: an item counts only when its cosine similarity to the prompt is >= `min_score` (MiniLM:
@@ -19,6 +23,7 @@ hit. The semantic strategy always returns some nearest neighbours; only they are
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +33,7 @@ import numpy as np
 from nexus_memory import db
 from nexus_memory.consolidation.render import MemberFact, fact_line
 from nexus_memory.consolidation.store import fact_rows, fact_vectors
+from nexus_memory.consolidation.subjects import load_entities
 from nexus_memory.consolidation.topics import content_words
 from nexus_memory.recall.engine import default_embedder, recall
 from nexus_memory.recall.results import RecallResult
@@ -37,8 +43,8 @@ from nexus_memory.vector_index import index_state
 
 MIN_SEMANTIC_SIM = 0.35
 LAYERS = ("mental_model", "observation", "fact")
-MODEL_SHARE = 0.34  # of the budget, at most, for one mental model
-OBSERVATION_SHARE = 0.5  # of the budget, at most, for one observation
+MODEL_SHARE = 0.15  # of the budget, at most, for one mental model
+SIBLINGS = 3  # members an observation adds beyond the recalled facts, when budget is left
 HIGHER_RESULTS = 6  # mental models and observations recalled
 NEWER_FACTS = 2  # unconsolidated facts shown after a stale observation
 _EVIDENCE = ("keyword", "entity", "recency")
@@ -161,103 +167,175 @@ def pack(
     embedder: Any = None,
     min_score: float = MIN_SEMANTIC_SIM,
 ) -> list[ContextItem]:
-    """Pack recalled items into `max_tokens`: models, then observations, then facts not shown yet."""
-    packer = _Packer(stores, prompt, max_tokens, embedder)
-    relevant = [r for r in recalled.higher if is_relevant(r, min_score) and r.metadata.get("subtype") != "reflection"]
-    for result in sorted(relevant, key=lambda r: r.type != "mental_model"):  # models first, stable otherwise
-        packer.add_higher(result)
+    """Pack recalled items into `max_tokens` (see module docstring); items in injection order."""
+    higher = [r for r in recalled.higher if is_relevant(r, min_score) and r.metadata.get("subtype") != "reflection"]
+    packer = _Packer(stores, prompt, max_tokens, embedder, [r for r in higher if r.type == "observation"])
+    for model in (r for r in higher if r.type == "mental_model"):
+        packer.add_model(model)
     shown = 0
     for result in recalled.facts:
         if max_facts is not None and shown >= max_facts:
             break
         if is_relevant(result, min_score) and packer.add_fact(result):
             shown += 1
-    return packer.items
+    packer.add_siblings()
+    return packer.finish()
+
+
+_FACT_LINE = re.compile(r"^- \d{1,2} [A-Z][a-z]+ \d{4}: ")
+
+
+@dataclass
+class _Group:
+    """An observation being packed: its header, the facts shown under it, the facts it could add."""
+
+    result: RecallResult
+    entity_names: tuple[str, ...]
+    header: list[str]  # title line, then change sentences
+    members: dict[str, MemberFact]
+    shown: list[MemberFact] = field(default_factory=list)
+    newer: list[MemberFact] = field(default_factory=list)  # the entity's facts not consolidated yet
+    newer_shown: list[MemberFact] = field(default_factory=list)
+    opened: bool = False
 
 
 class _Packer:
-    """Fills the budget item by item; remembers which facts are already shown."""
+    """Fills the budget; remembers which facts are shown and where."""
 
-    def __init__(self, stores: Stores, prompt: str, max_tokens: int, embedder: Any) -> None:
+    def __init__(
+        self, stores: Stores, prompt: str, max_tokens: int, embedder: Any, observations: list[RecallResult]
+    ) -> None:
         self.stores, self.conn = stores, stores.conn
         self.max_tokens = max_tokens
         self.used = 0
-        self.items: list[ContextItem] = []
+        self.models: list[ContextItem] = []
+        self.facts: list[ContextItem] = []
         self.covered: set[str] = set()
         self.terms = set(content_words(prompt))
         self.model = index_state(self.conn)
         self.query = _query_vector(stores, prompt, embedder)
+        self.groups = [self._group(r) for r in observations]
+        self.group_of = {f: g for g in reversed(self.groups) for f in g.members}  # the most relevant wins
+        self.newer_of = {f.id: g for g in reversed(self.groups) for f in g.newer}
 
     @property
     def left(self) -> int:
         return self.max_tokens - self.used
 
-    def _take(self, item: ContextItem) -> bool:
-        if not item.lines or item.tokens > self.left:
+    def _spend(self, tokens: int) -> bool:
+        if tokens > self.left:
             return False
-        self.items.append(item)
-        self.used += item.tokens
-        self.covered.update(item.shown_fact_ids)
+        self.used += tokens
         return True
+
+    # --- observations ---------------------------------------------------------------------------
+
+    def _group(self, result: RecallResult) -> _Group:
+        text_lines = result.text.splitlines()
+        title = text_lines[0] if text_lines else ""
+        if result.is_stale:
+            title += " (stale: newer facts follow)"
+        changes = [ln for ln in text_lines[1:] if not ln.startswith("- ")]
+        fact_ids = list(result.metadata.get("fact_ids", []))
+        rows = fact_rows(self.conn, fact_ids)
+        members = {f: MemberFact(f, rows[f]["text"], rows[f]["as_of"]) for f in fact_ids if f in rows}
+        entity = self.conn.execute("SELECT entity_id FROM analysis_runs WHERE id = ?", (result.id,)).fetchone()
+        info = load_entities(self.conn, [entity[0]]).get(entity[0]) if entity and entity[0] else None
+        group = _Group(result, info.names if info else (), [title, *changes], members)
+        if result.is_stale and entity and entity[0]:
+            group.newer = self._newer_facts(entity[0], set(members))
+        return group
+
+    def _open(self, group: _Group) -> bool:
+        if group.opened:
+            return True
+        if not self._spend(estimate_tokens("\n".join(group.header)) + 1):
+            return False
+        group.opened = True
+        return True
+
+    def _line(self, group: _Group, fact: MemberFact) -> str:
+        """A member's line without the subject it shares with the header: '- 8 May 2023: went to ...'."""
+        text = " ".join(fact.text.split())
+        for name in sorted(group.entity_names, key=len, reverse=True):
+            match = re.match(rf"{re.escape(name)}(?:\s+said:?)?\s+(?=[a-z])", text, flags=re.IGNORECASE)
+            if match:
+                text = text[match.end() :]
+                break
+        return fact_line(MemberFact(fact.id, text, fact.as_of))
+
+    def _add_to_group(self, group: _Group, fact: MemberFact, *, newer: bool = False) -> bool:
+        if fact.id in self.covered:
+            return False
+        opened_before = group.opened
+        if not self._open(group):
+            return False
+        line = _newer_line(fact) if newer else self._line(group, fact)
+        if not self._spend(estimate_tokens(line) + 1):
+            if not opened_before:  # the header alone is no use: give its tokens back
+                group.opened = False
+                self.used -= estimate_tokens("\n".join(group.header)) + 1
+            return False
+        (group.newer_shown if newer else group.shown).append(fact)
+        self.covered.add(fact.id)
+        return True
+
+    def add_siblings(self) -> None:
+        """Budget left: each relevant observation adds its members most similar to the prompt."""
+        for group in self.groups:
+            rest = [m for m in group.members.values() if m.id not in self.covered]
+            for fact in self._ranked(rest)[:SIBLINGS]:
+                self._add_to_group(group, fact)
+
+    # --- facts and models -----------------------------------------------------------------------
 
     def add_fact(self, result: RecallResult) -> bool:
         if result.id in self.covered:
             return False
+        group = self.group_of.get(result.id)
+        if group is not None:
+            return self._add_to_group(group, group.members[result.id])
+        stale = self.newer_of.get(result.id)
+        if stale is not None:  # a fact the stale observation has not taken in yet: shown right after it
+            return self._add_to_group(stale, next(f for f in stale.newer if f.id == result.id), newer=True)
         line = f"- {' '.join(result.text.split())}{_date_suffix(result.as_of)}"
         item = ContextItem(
             "fact", result.id, "", [line], result, False, [result.id], result.source_event_ids, [result.id]
         )
-        return self._take(item)
+        if not self._spend(item.tokens):
+            return False
+        self.facts.append(item)
+        self.covered.add(result.id)
+        return True
 
-    def add_higher(self, result: RecallResult) -> bool:
-        if result.type == "observation":
-            return self._take(self._observation(result))
-        return self._take(self._model(result))
-
-    def _observation(self, result: RecallResult) -> ContextItem:
-        cap = min(self.left, int(self.max_tokens * OBSERVATION_SHARE))
-        text_lines = result.text.splitlines()
-        title = text_lines[0] if text_lines else ""
-        changes = [ln for ln in text_lines[1:] if not ln.startswith("- ")]
-        fact_ids = [f for f in result.metadata.get("fact_ids", []) if f not in self.covered]
-        rows = fact_rows(self.conn, fact_ids)
-        members = [MemberFact(f, rows[f]["text"], rows[f]["as_of"]) for f in fact_ids if f in rows]
-        if not any(ln.startswith("- ") for ln in text_lines[1:]):  # free text (an LLM wrote it): keep it whole
-            body, members = changes, []
-        else:
-            body = list(changes)
-        newer: list[MemberFact] = []
-        if result.is_stale:
-            newer = self._newer_facts(result.id, set(fact_ids))
-            title += " (stale: newer facts follow)"
-        lines, chosen = self._fit(title, body, members, newer, cap)
-        item = ContextItem(
-            "observation", result.id, title, lines, result, result.is_stale, [*fact_ids, *(f.id for f in newer)]
-        )
-        item.source_event_ids = [r["source_event_id"] for r in rows.values() if r["source_event_id"]]
-        item.shown_fact_ids = [f.id for f in chosen] + [
-            f.id for f in newer if any(fact_line(f)[2:] in ln for ln in lines)
+    def add_model(self, result: RecallResult) -> None:
+        """A mental model's title and the report lines (not fact lines) sharing words with the prompt."""
+        name = result.metadata.get("name") or ""
+        title = f"{name} (stale)" if result.is_stale else name
+        report = result.text.removeprefix(f"{name}: ")
+        candidates = [
+            ln
+            for ln in report.splitlines()
+            if ln.strip() and not ln.startswith(("#", "Question:", "**")) and not _FACT_LINE.match(ln)
         ]
-        return item
-
-    def _fit(
-        self, title: str, body: list[str], members: list[MemberFact], newer: list[MemberFact], cap: int
-    ) -> tuple[list[str], list[MemberFact]]:
-        """The body plus the most relevant fact lines that fit in `cap` tokens, in time order."""
-        budget = cap - estimate_tokens(title + "\n" + "\n".join(body))
-        chosen: list[MemberFact] = []
-        for fact in self._ranked(members):
-            cost = estimate_tokens(fact_line(fact)) + 1
-            if cost <= budget:
-                chosen.append(fact)
+        budget = min(self.left, int(self.max_tokens * MODEL_SHARE)) - estimate_tokens(title)
+        terms = self.terms - set(content_words(name))  # the name alone matches every line about it
+        keep: list[str] = []
+        for line in candidates:
+            cost = estimate_tokens(line) + 1
+            if terms & set(content_words(line)) and cost <= budget:
+                keep.append(line)
                 budget -= cost
-        lines = [*body, *(fact_line(f) for f in sorted(chosen, key=lambda f: (f.as_of, f.id)))]
-        for fact in newer:
-            line = "- newer, not consolidated yet: " + fact_line(fact)[2:]
-            if estimate_tokens(line) + 1 <= budget:
-                lines.append(line)
-                budget -= estimate_tokens(line) + 1
-        return (lines if chosen or not members else []), chosen
+        if not keep:
+            return
+        fact_ids = _model_facts(self.conn, result.id)
+        rows = fact_rows(self.conn, fact_ids)
+        item = ContextItem("mental_model", result.id, title, keep, result, result.is_stale, fact_ids)
+        item.source_event_ids = [r["source_event_id"] for r in rows.values() if r["source_event_id"]]
+        if self._spend(item.tokens):
+            self.models.append(item)
+
+    # --- ranking and the end --------------------------------------------------------------------
 
     def _ranked(self, facts: list[MemberFact]) -> list[MemberFact]:
         """Facts most similar to the prompt first (by vector when there is one, else shared words)."""
@@ -270,42 +348,46 @@ class _Packer:
             score = {f.id: float(len(self.terms & set(content_words(f.text)))) for f in facts}
         return sorted(facts, key=lambda f: (-score[f.id], -f.as_of, f.id))
 
-    def _newer_facts(self, run_id: str, members: set[str]) -> list[MemberFact]:
+    def _newer_facts(self, entity_id: str, members: set[str]) -> list[MemberFact]:
         """The entity's facts consolidation has not seen yet, most relevant first (at most NEWER_FACTS)."""
         rows = self.conn.execute(
-            """SELECT f.id, f.text, f.as_of FROM analysis_runs r JOIN fact_entities fe ON fe.entity_id = r.entity_id
-               JOIN facts f ON f.id = fe.fact_id WHERE r.id = ? AND f.is_consolidated = 0
-               ORDER BY fe.as_of DESC LIMIT 50""",
-            (run_id,),
+            """SELECT f.id, f.text, f.as_of FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
+               WHERE fe.entity_id = ? AND f.is_consolidated = 0 ORDER BY fe.as_of DESC LIMIT 50""",
+            (entity_id,),
         ).fetchall()
-        facts = [MemberFact(r[0], r[1], r[2]) for r in rows if r[0] not in members and r[0] not in self.covered]
+        facts = [MemberFact(r[0], r[1], r[2]) for r in rows if r[0] not in members]
         return self._ranked(facts)[:NEWER_FACTS]
 
-    def _model(self, result: RecallResult) -> ContextItem:
-        """A mental model cut to its lines sharing the most words with the prompt, in report order."""
-        cap = min(self.left, int(self.max_tokens * MODEL_SHARE))
-        name = result.metadata.get("name") or ""
-        title = f"{name} (stale)" if result.is_stale else name
-        report = result.text.removeprefix(f"{name}: ")
-        candidates = [ln for ln in report.splitlines() if ln.strip() and not ln.startswith(("#", "Question:"))]
-        scored = sorted(range(len(candidates)), key=lambda i: (-len(self.terms & set(content_words(candidates[i]))), i))
-        budget = cap - estimate_tokens(title)
-        keep: list[int] = []
-        for i in scored:
-            if not self.terms & set(content_words(candidates[i])):
-                break
-            cost = estimate_tokens(candidates[i]) + 1
-            if cost <= budget:
-                keep.append(i)
-                budget -= cost
-        fact_ids = _model_facts(self.conn, result.id)
-        lines = [candidates[i] for i in sorted(keep)]
-        item = ContextItem("mental_model", result.id, title, lines, result, result.is_stale, fact_ids)
-        rows = fact_rows(self.conn, fact_ids)
-        item.source_event_ids = [r["source_event_id"] for r in rows.values() if r["source_event_id"]]
-        shown = set(lines)
-        item.shown_fact_ids = [f for f, r in rows.items() if fact_line(MemberFact(f, r["text"], r["as_of"])) in shown]
-        return item
+    def finish(self) -> list[ContextItem]:
+        """Models, then each opened observation (its lines in time order, newer facts last), then facts."""
+        observations: list[ContextItem] = []
+        for group in self.groups:
+            if not group.opened or not (group.shown or group.newer_shown):
+                continue
+            for fact in group.newer:  # budget left: the stale observation's other newer facts
+                self._add_to_group(group, fact, newer=True)
+            ordered = sorted(group.shown, key=lambda f: (f.as_of, f.id))
+            lines = [*group.header[1:], *(self._line(group, f) for f in ordered)]
+            lines += [_newer_line(f) for f in group.newer_shown]
+            shown = [f.id for f in [*group.shown, *group.newer_shown]]
+            rows = fact_rows(self.conn, list(group.members))
+            item = ContextItem(
+                "observation",
+                group.result.id,
+                group.header[0],
+                lines,
+                group.result,
+                group.result.is_stale,
+                [*group.members, *(f.id for f in group.newer)],
+                [r["source_event_id"] for r in rows.values() if r["source_event_id"]],
+                shown,
+            )
+            observations.append(item)
+        return [*self.models, *observations, *self.facts]
+
+
+def _newer_line(fact: MemberFact) -> str:
+    return "- newer, not consolidated yet: " + fact_line(fact)[2:]
 
 
 def _model_facts(conn: db.Connection, model_id: str) -> list[str]:

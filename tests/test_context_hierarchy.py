@@ -40,6 +40,16 @@ def _models(stores: Stores) -> None:
     embed_pending(stores, get_embedder(), target_types=("mental_model",))
 
 
+def _moves(stores: Stores, alice: str) -> None:
+    fact(stores, "Alice Chen lives in Boston with her sister.", "2023-05-02", alice)
+    fact(stores, "Alice Chen moved to Denver for a new job at Acme.", "2023-07-14", alice)
+    embed(stores)
+    consolidate(stores)
+    create_model(stores, "Alice's home", "Where does Alice live?", tags=["family"])
+    create_model(stores, "Alice's whereabouts", "Where does Alice live now?")
+    embed_pending(stores, get_embedder(), target_types=("mental_model",))
+
+
 def test_recall_searches_observations_and_says_which_are_stale(stores: Stores, alice: str) -> None:
     [obs] = recall(stores, "How is the marathon training going?", scope=("observations",), touch=False).results
     assert obs.type == "observation" and not obs.is_stale
@@ -70,13 +80,18 @@ def test_get_context_packs_the_hierarchy_within_the_budget(stores: Stores, alice
     prompt = "How is Alice's marathon training going?"
     block = get_context(stores, prompt, max_tokens=400)
     assert block.startswith("## Observations\n### Alice Chen — ")
+    assert "- 4 June 2023: ran 30 km on Sunday" in block  # a dated line under its header, subject not repeated
     assert block.count("ran 30 km") == 1  # shown in the observation, not repeated among the facts
     assert estimate_tokens(block) <= 400 + 20  # headings are the only text outside the budget
-    _models(stores)
-    scoped = get_context(stores, prompt, max_tokens=400, tags=["work"])
-    assert scoped.startswith("## Mental models\n### Alice's running plan\n")
-    assert "### Alice's running\n" not in scoped  # tagged for family only: not for this caller
-    assert scoped.count("ran 30 km") == 1  # the model shows it; nothing below repeats it
+
+
+def test_get_context_puts_mental_models_first_and_honours_tags(stores: Stores, alice: str) -> None:
+    _moves(stores, alice)
+    block = get_context(stores, "Where does Alice live now?", max_tokens=800, tags=["work"])
+    assert block.startswith("## Mental models\n### Alice's whereabouts\n")
+    assert "Alice Chen used to live in Boston until May 2023; since July 2023 Alice Chen lives in Denver." in block
+    assert "### Alice's home" not in block  # tagged for family only: not for this caller
+    assert block.index("## Mental models") < block.index("## Observations")
 
 
 def test_a_stale_observation_is_followed_by_its_newer_facts(stores: Stores, alice: str) -> None:
