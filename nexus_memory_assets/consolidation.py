@@ -30,7 +30,7 @@ from nexus_memory.mental_models.api import models_to_materialize
 from resources import EmbedderResource, StoresResource
 
 SQLITE_POOL = "nexus_sqlite"  # the write pool of every asset that writes the stores (assets.py)
-GROUP = "knowledge"
+GROUP = "memory"  # one group: the lineage shows all six layers in one graph
 mental_model_partitions = dg.DynamicPartitionsDefinition(name="mental_model")
 
 
