@@ -15,6 +15,7 @@ from typing import Any
 import openai
 
 from nexus_memory.agent_tools import validate
+from nexus_memory.config import Settings
 
 FATAL_STATUS = (400, 401, 403, 404, 422)  # the same request cannot succeed on a retry
 
@@ -28,6 +29,18 @@ class JsonCallError(Exception):
         self.fatal = fatal
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
+
+
+def openai_client(base_url: str, api_key: str, timeout_s: float) -> openai.OpenAI:
+    """A client that never retries by itself: callers retry, rolling back and telling the model between tries."""
+    return openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0)
+
+
+def llm_settings(settings: Settings, who: str) -> tuple[str, str, str, float]:
+    """(base url, model, api key, timeout) of the configured LLM, or ValueError naming what `who` needs."""
+    if not settings.llm_enabled:
+        raise ValueError(f"{who} needs NEXUS_LLM_BASE_URL and NEXUS_LLM_MODEL")
+    return settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s
 
 
 @dataclass

@@ -22,7 +22,7 @@ from nexus_memory.consolidation.duplicates import similar
 from nexus_memory.consolidation.slots import day_month_year
 from nexus_memory.consolidation.store import ObservationState
 from nexus_memory.consolidation.view import EntityView, FactInput
-from nexus_memory.llm_json import JsonCallError, json_call
+from nexus_memory.llm_json import JsonCallError, json_call, llm_settings, openai_client
 
 RELATED_OBSERVATION_SIM = 0.45  # centroid cosine for an observation to be shown
 RELATED_FACT_SIM = 0.55  # cosine for an unassigned fact to be shown
@@ -100,23 +100,13 @@ class LLMConsolidator:
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.max_tokens = max_tokens
-        # Retries are ours (with the reason told to the model); the client must not retry by itself.
-        self.client = client or openai.OpenAI(
-            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0
-        )
+        self.client = client or openai_client(base_url, api_key, timeout_s)
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> LLMConsolidator:
         """The consolidator on the writer's LLM (NEXUS_LLM_BASE_URL / NEXUS_LLM_MODEL / OPENAI_API_KEY)."""
-        if not settings.llm_enabled:
-            raise ValueError("the LLM consolidator needs NEXUS_LLM_BASE_URL and NEXUS_LLM_MODEL")
-        return cls(
-            settings.llm_base_url,
-            settings.llm_model,
-            settings.llm_api_key,
-            timeout_s=settings.llm_timeout_s,
-            **kwargs,
-        )
+        base_url, model, api_key, timeout_s = llm_settings(settings, "the LLM consolidator")
+        return cls(base_url, model, api_key, timeout_s=timeout_s, **kwargs)
 
     def plan(self, fact: FactInput, view: EntityView) -> Plan:
         if not fact.durable:

@@ -267,10 +267,7 @@ def _new_version(
             estimate_tokens(text) if text else 0,
         ),
     )
-    conn.executemany(
-        "INSERT INTO episode_events (episode_id, event_id, position) VALUES (?, ?, ?)",
-        [(episode_id, e, i) for i, e in enumerate(events)],
-    )
+    _link_events(conn, episode_id, events)
     conn.execute(
         """INSERT INTO analysis_runs (id, analysis_type_id, episode_id, parent_id, status, started_at, completed_at,
                output_text, blocked_reason, is_stale, created_at, root_id, entity_id, topic)
@@ -291,9 +288,7 @@ def _new_version(
             state.topic,
         ),
     )
-    conn.executemany(
-        "INSERT INTO observation_facts (analysis_run_id, fact_id) VALUES (?, ?)", [(run_id, f.id) for f in ordered]
-    )
+    _link_facts(conn, run_id, ordered)
     if previous_run is not None:
         mark_models_stale(conn, observation_ids=[previous_run])
     mark_models_stale(conn, entity_ids=[state.entity_id])
@@ -333,19 +328,26 @@ def _amend(
         ),
     )
     conn.execute("DELETE FROM episode_events WHERE episode_id = ?", (state.episode_id,))
-    conn.executemany(
-        "INSERT INTO episode_events (episode_id, event_id, position) VALUES (?, ?, ?)",
-        [(state.episode_id, e, i) for i, e in enumerate(events)],
-    )
+    _link_events(conn, state.episode_id, events)
     conn.execute(
         """UPDATE analysis_runs SET output_text = ?, topic = ?, status = ?, blocked_reason = ?, completed_at = ?,
                is_stale = 0 WHERE id = ?""",
         (text, state.topic, "deleted" if state.retired else "completed", state.retired, now, state.run_id),
     )
     conn.execute("DELETE FROM observation_facts WHERE analysis_run_id = ?", (state.run_id,))
+    _link_facts(conn, state.run_id, ordered)
+
+
+def _link_events(conn: db.Connection, episode_id: str | None, events: Sequence[str]) -> None:
     conn.executemany(
-        "INSERT INTO observation_facts (analysis_run_id, fact_id) VALUES (?, ?)",
-        [(state.run_id, f.id) for f in ordered],
+        "INSERT INTO episode_events (episode_id, event_id, position) VALUES (?, ?, ?)",
+        [(episode_id, e, i) for i, e in enumerate(events)],
+    )
+
+
+def _link_facts(conn: db.Connection, run_id: str | None, facts: Sequence[MemberFact]) -> None:
+    conn.executemany(
+        "INSERT INTO observation_facts (analysis_run_id, fact_id) VALUES (?, ?)", [(run_id, f.id) for f in facts]
     )
 
 
