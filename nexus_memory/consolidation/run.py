@@ -146,14 +146,14 @@ def _consolidate(
         store.ensure_registry(conn)
         report.observations_retired += _retire_merged_entities(conn)
     touched_entities: set[str] = set()
-    after: tuple[int, str] | None = None
+    after: tuple[int, int] | None = None
     while limit is None or report.facts_seen < limit:
         rows = store.unconsolidated_batch(
             conn, after, BATCH if limit is None else min(BATCH, limit - report.facts_seen)
         )
         if not rows:
             break
-        after = (rows[-1]["as_of"], rows[-1]["id"])
+        after = (rows[-1]["as_of"], rows[-1]["seq"])
         facts = loader.facts(rows)
         for start in range(0, len(facts), chunk):
             _run_chunk(conn, consolidator, loader, facts[start : start + chunk], report, drafts, touched_entities)

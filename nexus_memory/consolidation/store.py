@@ -176,21 +176,25 @@ def recent_entity_facts(conn: db.Connection, entity_id: str, limit: int) -> list
         r[0]
         for r in conn.execute(
             """SELECT fe.fact_id FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
-               WHERE fe.entity_id = ? AND f.is_consolidated = 1 ORDER BY fe.as_of DESC LIMIT ?""",
+               WHERE fe.entity_id = ? AND f.is_consolidated = 1 ORDER BY fe.as_of DESC, f.rowid DESC LIMIT ?""",
             (entity_id, limit),
         )
     ]
 
 
-def unconsolidated_batch(conn: db.Connection, after: tuple[int, str] | None, limit: int) -> list[dict]:
-    """The next unconsolidated facts in (as_of, id) order after `after` (keyset, so failures are passed)."""
+def unconsolidated_batch(conn: db.Connection, after: tuple[int, int] | None, limit: int) -> list[dict]:
+    """The next unconsolidated facts in (as_of, insertion) order after `after` (keyset: failures are passed).
+
+    Insertion order, not id order, breaks ties: fact ids are ULIDs, random within a millisecond, and the
+    order of facts decides which observation a fact starts, so the same input must give the same order.
+    """
     where, args = "f.is_consolidated = 0", []
     if after is not None:
-        where += " AND (f.as_of, f.id) > (?, ?)"
+        where += " AND (f.as_of, f.rowid) > (?, ?)"
         args += list(after)
     rows = conn.execute(
-        f"""SELECT f.id, f.text, f.as_of, f.source_event_id FROM facts f WHERE {where}
-            ORDER BY f.as_of, f.id LIMIT ?""",
+        f"""SELECT f.id, f.text, f.as_of, f.source_event_id, f.rowid AS seq FROM facts f WHERE {where}
+            ORDER BY f.as_of, f.rowid LIMIT ?""",
         [*args, limit],
     ).fetchall()
     return [dict(r) for r in rows]
