@@ -140,7 +140,7 @@ def recall_layers(
     common = {"reference_time": reference_time, "embedder": embedder, "touch": False, "budget": "mid"}
     higher = [layer for layer in layers if layer != "fact"]
     out = Recalled([], [])
-    if higher:
+    if higher and _has_higher_layers(stores.conn):
         out.higher = recall(
             stores,
             prompt,
@@ -213,7 +213,8 @@ class _Packer:
         self.covered: set[str] = set()
         self.terms = set(content_words(prompt))
         self.model = index_state(self.conn)
-        self.query = _query_vector(stores, prompt, embedder)
+        self.prompt, self.embedder = prompt, embedder
+        self._query: np.ndarray | bool | None = False  # computed on first use (facts alone never need it)
         self.groups = [self._group(r) for r in observations]
         self.group_of = {f: g for g in reversed(self.groups) for f in g.members}  # the most relevant wins
         self.newer_of = {f.id: g for g in reversed(self.groups) for f in g.newer}
@@ -342,11 +343,17 @@ class _Packer:
         if not facts:
             return []
         vectors = fact_vectors(self.conn, self.model[0], [f.id for f in facts]) if self.model else {}
-        if self.query is not None and vectors:
-            score = {f.id: float(np.dot(vectors[f.id], self.query)) if f.id in vectors else -1.0 for f in facts}
+        query = self.query_vector()
+        if query is not None and vectors:
+            score = {f.id: float(np.dot(vectors[f.id], query)) if f.id in vectors else -1.0 for f in facts}
         else:
             score = {f.id: float(len(self.terms & set(content_words(f.text)))) for f in facts}
         return sorted(facts, key=lambda f: (-score[f.id], -f.as_of, f.id))
+
+    def query_vector(self) -> np.ndarray | None:
+        if self._query is False:
+            self._query = _query_vector(self.stores, self.prompt, self.embedder)
+        return self._query  # type: ignore[return-value]
 
     def _newer_facts(self, entity_id: str, members: set[str]) -> list[MemberFact]:
         """The entity's facts consolidation has not seen yet, most relevant first (at most NEWER_FACTS)."""
@@ -400,6 +407,15 @@ def _model_facts(conn: db.Connection, model_id: str) -> list[str]:
             (model_id,),
         )
     ]
+
+
+def _has_higher_layers(conn: db.Connection) -> bool:
+    """Whether any observation or mental model exists (else their recall is skipped: it finds nothing)."""
+    return bool(
+        conn.execute("SELECT EXISTS (SELECT 1 FROM analysis_runs) OR EXISTS (SELECT 1 FROM mental_models)").fetchone()[
+            0
+        ]
+    )
 
 
 def _query_vector(stores: Stores, prompt: str, embedder: Any) -> np.ndarray | None:
