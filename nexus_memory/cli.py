@@ -168,7 +168,12 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
             on_progress=lambda n, r: print(f"\rconsolidated {n} facts", end="", file=sys.stderr),
         )
         print(file=sys.stderr)
-        models = after_consolidation(stores, settings.emergent_models, embedder=_index_embedder(stores))
+        models = after_consolidation(
+            stores,
+            settings.emergent_models,
+            embedder=_index_embedder(stores),
+            narrator=_narrator(settings, offline=args.offline),
+        )
         outcome = {**report.as_dict(), **models}
     _print_json(outcome)
     return 1 if report.failed else 0
@@ -181,12 +186,20 @@ def _index_embedder(stores: Stores) -> object | None:
     return default_embedder(stores)
 
 
+def _narrator(settings: Any, *, offline: bool = False) -> Any:
+    """The writer's LLM as the mental-model narrator, when one is configured."""
+    from nexus_memory.mental_models.narrative import Narrator
+
+    return Narrator.from_settings(settings) if settings.llm_enabled and not offline else None
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from nexus_memory import mental_models as mm
 
-    with Stores(load_settings()) as stores:
+    settings = load_settings()
+    with Stores(settings) as stores:
         try:
             if args.action == "list":
                 models = mm.list_models(stores)
@@ -207,9 +220,12 @@ def cmd_models(args: argparse.Namespace) -> int:
                     tags=args.tag or (),
                     pinned=args.pin,
                     embedder=_index_embedder(stores),
+                    narrator=_narrator(settings),
                 )
             elif args.action == "refresh":
-                model, _changed = mm.refresh_model(stores, args.target, embedder=_index_embedder(stores))
+                model, _changed = mm.refresh_model(
+                    stores, args.target, embedder=_index_embedder(stores), narrator=_narrator(settings)
+                )
             elif args.action == "pin":
                 model = mm.pin_model(stores, args.target)
             else:

@@ -14,8 +14,8 @@ from typing import Any
 
 import openai
 
-from nexus_memory.agent_tools import validate
 from nexus_memory.config import Settings
+from nexus_memory.json_schema import validate
 
 FATAL_STATUS = (400, 401, 403, 404, 422)  # the same request cannot succeed on a retry
 

@@ -27,6 +27,7 @@ from nexus_memory.consolidation.triggers import events_high_water, facts_high_wa
 from nexus_memory.embeddings import embed_pending
 from nexus_memory.mental_models import ensure_emergent, refresh_model, sync_dossiers
 from nexus_memory.mental_models.api import models_to_materialize
+from nexus_memory.mental_models.narrative import Narrator
 from resources import EmbedderResource, StoresResource
 
 SQLITE_POOL = "nexus_sqlite"  # the write pool of every asset that writes the stores (assets.py)
@@ -41,10 +42,17 @@ class ConsolidatorResource(dg.ConfigurableResource):
     llm_model: str = ""
     offline: bool = False
 
-    def get(self, settings: Settings) -> Any:
+    def _settings(self, settings: Settings) -> Settings:
         overrides = {"llm_base_url": self.llm_base_url, "llm_model": self.llm_model}
-        settings = load_settings(data_dir=settings.data_dir, **{k: v for k, v in overrides.items() if v})
-        return pick_consolidator(settings, offline=self.offline)
+        return load_settings(data_dir=settings.data_dir, **{k: v for k, v in overrides.items() if v})
+
+    def get(self, settings: Settings) -> Any:
+        return pick_consolidator(self._settings(settings), offline=self.offline)
+
+    def narrator(self, settings: Settings) -> Narrator | None:
+        """The LLM that writes mental models as narratives, when one is configured (else offline reports)."""
+        chosen = self._settings(settings)
+        return Narrator.from_settings(chosen) if chosen.llm_enabled and not self.offline else None
 
 
 def _md_table(header: list[str], rows: list[list[object]]) -> dg.MetadataValue:
@@ -73,7 +81,7 @@ def observations(
         except ConsolidationBusy as busy:
             context.log.info(str(busy))
             return dg.MaterializeResult(metadata={"skipped": str(busy)})
-        created = ensure_emergent(s, settings.emergent_models)
+        created = ensure_emergent(s, settings.emergent_models, narrator=consolidator.narrator(settings))
         dossiers = sync_dossiers(s)
     if created:
         context.instance.add_dynamic_partitions(
@@ -115,12 +123,16 @@ def observations(
     description="Layer 4: one mental model (a versioned report and its markdown dossier) per partition.",
 )
 def mental_models(
-    context: dg.AssetExecutionContext, stores: StoresResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext,
+    stores: StoresResource,
+    embedder: EmbedderResource,
+    consolidator: ConsolidatorResource,
 ) -> dg.MaterializeResult:
     model_key = context.partition_key
     model = embedder.get()
+    narrator = consolidator.narrator(stores.settings())
     with stores.open() as s:
-        fresh, changed = refresh_model(s, model_key, embedder=model)
+        fresh, changed = refresh_model(s, model_key, embedder=model, narrator=narrator)
         embed_pending(s, model, target_types=("mental_model",))
     context.log.info(f"{model_key}: {'new version' if changed else 'unchanged'} v{fresh.version}")
     return dg.MaterializeResult(
@@ -133,6 +145,8 @@ def mental_models(
             "observations": sum(1 for t, _ in fresh.sources if t == "observation"),
             "report_chars": len(fresh.description),
             "report": dg.MetadataValue.md(fresh.description[:4000]),
+            "llm_prompt_tokens": narrator.prompt_tokens if narrator else 0,
+            "llm_completion_tokens": narrator.completion_tokens if narrator else 0,
         }
     )
 

@@ -147,3 +147,27 @@ def test_cli_models(stores: Stores, alice: str, settings: Settings, monkeypatch,
     [listed] = json.loads(capsys.readouterr().out)
     assert listed["root_id"] == root and listed["tags"] == ["work"]
     assert cli.main(["models", "show", "mm-missing"]) == 2
+
+
+def test_with_an_llm_a_model_is_a_narrative_citing_its_facts(stores: Stores, alice: str) -> None:
+    from nexus_memory.mental_models.narrative import Narrator
+    from tests.fake_openai import FakeOpenAI, content
+
+    narrative = "Alice is training for the Berlin marathon [f1] and ran 30 km in June [f2]."
+    good = content(json.dumps({"narrative": narrative, "cited": ["f1", "f2"]}), (300, 60))
+    with FakeOpenAI([content(json.dumps({"narrative": "Alice runs [f9].", "cited": ["f9"]})), good]) as server:
+        narrator = Narrator(server.base_url, "fake-model", timeout_s=5)
+        model = create_model(stores, "Alice's running", "How is Alice's marathon training going?", narrator=narrator)
+        assert "not given" in server.requests[1]["messages"][-1]["content"]  # the bad citation was sent back
+        assert narrative in model.description and "## Cited facts" in model.description
+        assert "[f1] 2 May 2023: Alice Chen is training" in server.requests[0]["messages"][1]["content"]
+        assert "- [f1] 2 May 2023: Alice Chen is training for the Berlin marathon" in model.description
+        assert sum(1 for t, _ in model.sources if t == "fact") == 2
+        assert (narrator.prompt_tokens, narrator.completion_tokens) == (100 + 300, 20 + 60)
+        # Nothing changed underneath: a refresh makes no call and no version.
+        same, changed = refresh_model(stores, model.id, narrator=narrator)
+        assert not changed and len(server.requests) == 2 and same.id == model.id
+        # A model that keeps failing leaves the structured report in place.
+        server.add(content("nope"), content("still nope"))
+        failing = create_model(stores, "Alice's work", "Where does Alice work?", narrator=narrator)
+        assert failing.description.startswith("# Alice's work\nQuestion: Where does Alice work?\n\n## Who")

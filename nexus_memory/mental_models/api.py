@@ -9,7 +9,8 @@
 - `refresh_due(stores)`: refresh the stale models whose refresh_trigger asks for it.
 - `after_consolidation(stores, n)`: the three steps that follow a consolidation run.
 Every change rewrites the model's dossier; given an `embedder`, new versions also get their vector
-(otherwise the mental_models asset embeds them).
+(otherwise the mental_models asset embeds them); given a `narrator` (the writer's LLM), the report is
+a narrative citing its facts (narrative.py), else the offline structured report.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from nexus_memory.consolidation import store as observations
 from nexus_memory.consolidation.subjects import NOT_SUBJECTS, load_entities
 from nexus_memory.mental_models import store
 from nexus_memory.mental_models.dossiers import sync_dossiers, write_dossier
-from nexus_memory.mental_models.report import build_report
+from nexus_memory.mental_models.narrative import Narrator, basis_marker
+from nexus_memory.mental_models.report import Report, build_report
 from nexus_memory.mental_models.store import Model
 from nexus_memory.stores import Stores
 
@@ -41,6 +43,7 @@ def create_model(
     pinned: bool = False,
     refresh_after_consolidation: bool | None = None,
     embedder: Any = None,
+    narrator: Narrator | None = None,
 ) -> Model:
     """Create (or return, when it exists) the model for a name and a question; see module docstring."""
     name, question = " ".join(str(name).split()), " ".join(str(question).split())
@@ -50,7 +53,18 @@ def create_model(
     entity_id = _entity_for(stores.conn, name, question, entity)
     subtype = "pinned" if pinned else "structural"
     auto = pinned if refresh_after_consolidation is None else refresh_after_consolidation
-    return _create(stores, name, question, entity_id, subtype, list(tags), auto, by_relevance=True, embedder=embedder)
+    return _create(
+        stores,
+        name,
+        question,
+        entity_id,
+        subtype,
+        list(tags),
+        auto,
+        by_relevance=True,
+        embedder=embedder,
+        narrator=narrator,
+    )
 
 
 def _create(
@@ -64,12 +78,14 @@ def _create(
     *,
     by_relevance: bool,
     embedder: Any,
+    narrator: Narrator | None = None,
 ) -> Model:
     root_id = store.root_id_for(name, question, entity_id)
     existing = store.current(stores.conn, root_id)
     if existing is not None:
         return existing
     report = build_report(stores, name, question, entity_id, by_relevance=by_relevance, embedder=embedder)
+    description, sources = _description(stores, name, question, report, narrator)
     with stores.transaction():
         store.insert_version(
             stores.conn,
@@ -77,17 +93,28 @@ def _create(
             parent=None,
             name=name,
             question=question,
-            description=report.text,
+            description=description,
             subtype=subtype,
             entity_id=entity_id,
             tags=[str(t).strip() for t in tags if str(t).strip()],
             refresh_trigger={"refresh_after_consolidation": auto_refresh},
-            sources=report.sources,
+            sources=sources,
         )
     _embed(stores, embedder)
     model = _require(stores, root_id)
     write_dossier(stores, model)
     return model
+
+
+def _description(
+    stores: Stores, name: str, question: str, report: Report, narrator: Narrator | None
+) -> tuple[str, list[tuple[str, str]]]:
+    """The stored text and sources: the offline report, or with a narrator its narrative and cited facts."""
+    if narrator is None:
+        return report.text, report.sources
+    facts = list(observations.fact_rows(stores.conn, report.fact_ids).values())
+    text, cited = narrator.describe(name, question, report.text, facts)
+    return text, [*report.sources, *(("fact", f) for f in cited)]
 
 
 def _embed(stores: Stores, embedder: Any) -> None:
@@ -129,7 +156,9 @@ def list_models(stores: Stores) -> list[Model]:
     return store.list_current(stores.conn)
 
 
-def refresh_model(stores: Stores, root_or_id: str, *, embedder: Any = None) -> tuple[Model, bool]:
+def refresh_model(
+    stores: Stores, root_or_id: str, *, embedder: Any = None, narrator: Narrator | None = None
+) -> tuple[Model, bool]:
     """Rebuild a model's report; (model, whether a new version was made)."""
     model = _require(stores, root_or_id)
     report = build_report(
@@ -140,7 +169,11 @@ def refresh_model(stores: Stores, root_or_id: str, *, embedder: Any = None) -> t
         by_relevance=model.subtype != "emergent",
         embedder=embedder,
     )
-    changed = report.text != model.description or set(report.sources) != set(model.sources)
+    if narrator is not None and basis_marker(report.text) in model.description:
+        description, sources, changed = model.description, model.sources, False  # same basis: no call
+    else:
+        description, sources = _description(stores, model.name, model.question, report, narrator)
+        changed = description != model.description or set(sources) != set(model.sources)
     with stores.transaction():
         if changed:
             store.insert_version(
@@ -149,12 +182,12 @@ def refresh_model(stores: Stores, root_or_id: str, *, embedder: Any = None) -> t
                 parent=model,
                 name=model.name,
                 question=model.question,
-                description=report.text,
+                description=description,
                 subtype=model.subtype,
                 entity_id=model.entity_id,
                 tags=model.tags,
                 refresh_trigger=model.refresh_trigger,
-                sources=report.sources,
+                sources=sources,
             )
         else:
             store.mark_fresh(stores.conn, model.id)
@@ -188,7 +221,7 @@ def most_discussed(conn: db.Connection, n: int) -> list[str]:
     return [r[0] for r in rows]
 
 
-def ensure_emergent(stores: Stores, n: int, *, embedder: Any = None) -> list[Model]:
+def ensure_emergent(stores: Stores, n: int, *, embedder: Any = None, narrator: Narrator | None = None) -> list[Model]:
     """An emergent model for each of the n most-discussed entities that has none yet; returns new ones."""
     created: list[Model] = []
     entity_ids = most_discussed(stores.conn, n)
@@ -201,26 +234,37 @@ def ensure_emergent(stores: Stores, n: int, *, embedder: Any = None) -> list[Mod
         if store.current(stores.conn, store.root_id_for(info.display, question, entity_id)) is not None:
             continue
         model = _create(
-            stores, info.display, question, entity_id, "emergent", [], True, by_relevance=False, embedder=embedder
+            stores,
+            info.display,
+            question,
+            entity_id,
+            "emergent",
+            [],
+            True,
+            by_relevance=False,
+            embedder=embedder,
+            narrator=narrator,
         )
         created.append(model)
     return created
 
 
-def refresh_due(stores: Stores, *, embedder: Any = None) -> list[str]:
+def refresh_due(stores: Stores, *, embedder: Any = None, narrator: Narrator | None = None) -> list[str]:
     """Refresh every stale model whose refresh_trigger asks for it; returns the ids refreshed."""
     done = []
     for model in store.due(stores.conn):
-        refresh_model(stores, model.root_id, embedder=embedder)
+        refresh_model(stores, model.root_id, embedder=embedder, narrator=narrator)
         done.append(model.root_id)
     return done
 
 
-def after_consolidation(stores: Stores, emergent: int, *, refresh: bool = True, embedder: Any = None) -> dict[str, Any]:
+def after_consolidation(
+    stores: Stores, emergent: int, *, refresh: bool = True, embedder: Any = None, narrator: Narrator | None = None
+) -> dict[str, Any]:
     """What follows a consolidation: new emergent models, due refreshes (unless a scheduler does them),
     dossiers brought up to date (stale banners included)."""
-    created = ensure_emergent(stores, emergent, embedder=embedder)
-    refreshed = refresh_due(stores, embedder=embedder) if refresh else []
+    created = ensure_emergent(stores, emergent, embedder=embedder, narrator=narrator)
+    refreshed = refresh_due(stores, embedder=embedder, narrator=narrator) if refresh else []
     return {
         "models_created": [m.root_id for m in created],
         "models_refreshed": refreshed,
