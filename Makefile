@@ -7,6 +7,8 @@ FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 export DAGSTER_HOME ?= $(CURDIR)/dagster_home
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
+# The browser test drives Debian's Chromium; `make test` installs it when missing (as root or via sudo -n).
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: install demo test ui lint bench clean
 
@@ -19,12 +21,17 @@ $(BIN)/.installed: pyproject.toml
 install: $(BIN)/.installed
 
 demo: install
-	$(BIN)/nexus-memory ingest nexus_memory/sample_data/events.jsonl --format jsonl
-	$(BIN)/nexus-memory pipeline
-	$(BIN)/nexus-memory stats
+	@$(BIN)/nexus-memory ingest nexus_memory/sample_data/events.jsonl --format jsonl
+	@HF_HUB_DISABLE_PROGRESS_BARS=1 $(BIN)/nexus-memory pipeline
+	@echo; echo 'Example: nexus-memory recall "Why did the Atlas launch move?" --sources --max-results 3'
+	@HF_HUB_DISABLE_PROGRESS_BARS=1 $(BIN)/nexus-memory recall "Why did the Atlas launch move?" --sources --max-results 3
+	@echo; echo "Next: make ui, then open http://127.0.0.1:3000 (asset lineage, partitions, run logs)"
 
-test: install
+test: install $(CHROMIUM)
 	$(BIN)/python -m pytest -q
+
+$(CHROMIUM):
+	@bash scripts/ensure-chromium.sh $@
 
 ui: install
 	$(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml

@@ -1,6 +1,6 @@
-"""Memory injection: the markdown block put in front of an agent's prompt (seed 001's get_context).
+"""Memory injection: the markdown block put in front of an agent's prompt (docs/recall.md, "Injection").
 
-`get_context(stores, prompt, session_id=...)` packs, within `max_tokens`, seed 000's hierarchy over
+`get_context(stores, prompt, session_id=...)` packs, within `max_tokens`, the memory hierarchy over
 memory from *other* sessions (see context_pack.py: mental models, then observations, a stale one
 followed by its newer facts, then facts not already shown), keeping only evidence, not noise:
 
@@ -16,7 +16,7 @@ followed by its newer facts, then facts not already shown), keeping only evidenc
     ## Relevant memory
     - Tyler works at Anthropic (2023-05-10)
 
-    ## Latest reflection
+    ## Weekly insight
     <the newest version of the newest mental model with subtype 'reflection'>
 
 When nothing passes the noise rule the answer is "" (the reflection alone is not injected: it is
@@ -52,12 +52,14 @@ def get_context(
     min_score: float = MIN_SEMANTIC_SIM,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     tags: Sequence[str] | None = None,
+    strict: bool = False,
 ) -> str:
     """The memory block for `prompt`, or "" when nothing relevant is remembered.
 
     Facts of the current `session_id` are excluded (the conversation already holds them); `tags`
-    scopes mental models (see recall). Injected items count as accessed. Never raises: injection must
-    not break an agent turn, so a failure is logged and answered with "".
+    scopes mental models (see recall). Injected items count as accessed. By default it never raises:
+    injection must not break an agent turn, so a failure is logged and answered with "". `strict=True`
+    lets the error through (tests, callers that must tell "nothing relevant" from "recall failed").
     """
     try:
         items = build_context(
@@ -76,6 +78,8 @@ def get_context(
         touch_results(stores, [item.result for item in items])
         return format_context(items, latest_reflection(stores.conn))
     except Exception:  # see docstring: log, inject nothing
+        if strict:
+            raise
         log.exception("get_context failed; injecting no memory")
         return ""
 
@@ -91,7 +95,7 @@ def format_context(items: list[ContextItem], reflection: str | None) -> str:
         for item in chosen:
             lines += ([f"### {item.title}"] if item.title else []) + item.lines
     if reflection:
-        lines += ["", "## Latest reflection", reflection.strip()]
+        lines += ["", "## Weekly insight", reflection.strip()]
     return "\n".join(lines) + "\n"
 
 

@@ -35,11 +35,12 @@ from nexus_memory.consolidation.render import MemberFact, fact_line
 from nexus_memory.consolidation.store import fact_rows, fact_vectors
 from nexus_memory.consolidation.subjects import load_entities
 from nexus_memory.consolidation.topics import content_words
-from nexus_memory.recall.engine import default_embedder, recall
+from nexus_memory.recall.engine import recall
 from nexus_memory.recall.results import RecallResult
+from nexus_memory.recall.strategies import default_embedder
 from nexus_memory.stores import Stores
 from nexus_memory.tokens import estimate_tokens
-from nexus_memory.vector_index import index_state
+from nexus_memory.vectors.vec0 import index_state
 
 MIN_SEMANTIC_SIM = 0.35
 LAYERS = ("mental_model", "observation", "fact")

@@ -1,10 +1,12 @@
 """Validation against the JSON-schema subset our tool and answer schemas use (type, enum, required,
-additionalProperties, items, min/max length, minimum/maximum), with messages a model can act on."""
+additionalProperties, items, maxItems, min/max length, minimum/maximum), with messages a model can act on."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from nexus_memory.textcheck import show, unicode_problem
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
@@ -23,12 +25,17 @@ def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> lis
         return [f"{path} must be {'an' if expected[0] in 'aeiou' else 'a'} {expected}, got {type(value).__name__}"]
     errors: list[str] = []
     if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path} must be one of {schema['enum']}, got {value!r}")
+        errors.append(f"{path} must be one of {schema['enum']}, got {show(value)}")
     if isinstance(value, str):
         if len(value.strip()) < schema.get("minLength", 0):
             errors.append(f"{path} must not be empty")
         if len(value) > schema.get("maxLength", len(value)):
             errors.append(f"{path} is longer than {schema['maxLength']} characters")
+        elif problem := unicode_problem(value):  # SQLite cannot store or match a lone surrogate
+            errors.append(f"{path} {problem}")
+    if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
+        errors.append(f"{path} has more than {schema['maxItems']} items")
+        return errors
     if isinstance(value, int | float) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
             errors.append(f"{path} must be >= {schema['minimum']}")
@@ -42,7 +49,9 @@ def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> lis
         errors += [f"missing required argument {key!r}" for key in schema.get("required", []) if key not in value]
         if schema.get("additionalProperties") is False:
             errors += [
-                f"unknown argument {key!r} (allowed: {sorted(properties)})" for key in value if key not in properties
+                f"unknown argument {show(key)} (allowed: {sorted(properties)})"
+                for key in value
+                if key not in properties
             ]
         for key, item in value.items():
             if key in properties:

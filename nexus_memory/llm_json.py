@@ -114,3 +114,16 @@ def _strip_fence(text: str) -> str:
 
 def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def ask_json(
+    settings: Settings, name: str, schema: dict[str, Any], system: str, user: str, *, max_tokens: int = 1024
+) -> dict[str, Any]:
+    """One `json_call` to the configured LLM with a system and a user message; the schema-valid object.
+
+    Raises ValueError when no LLM is configured and JsonCallError (one line) when the call fails.
+    """
+    base_url, model, api_key, timeout_s = llm_settings(settings, name)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    client = openai_client(base_url, api_key, timeout_s)
+    return json_call(client, model, messages, name, schema, max_tokens=max_tokens, timeout_s=timeout_s).value

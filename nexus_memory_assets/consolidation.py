@@ -10,11 +10,13 @@ Partitioning, on purpose (see the README):
   from the UI, and a refresh costs one model's report, never all of them.
 
 Automation: consolidation runs (1) after new facts land, from a sensor on `embeddings` materialisations;
-(2) nightly at 03:00 (the design card's "schedule consolidation"); (3) when a session ends (a new
-session id appears). Models are refreshed by a sensor that asks for the partitions that are due.
+(2) nightly at 03:00, ending every open session first; (3) when a session ends (a new session id
+appears: sensors/sessions.py, the one session trigger). Models are refreshed by a sensor that asks
+for the partitions that are due.
 """
 
-import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
@@ -23,11 +25,12 @@ from nexus_memory.config import Settings, load_settings
 from nexus_memory.consolidation import ConsolidationBusy, consolidate, pick_consolidator
 from nexus_memory.consolidation.duplicates import near_duplicate_pairs
 from nexus_memory.consolidation.store import dangling_observation_facts, pending_fact_count
-from nexus_memory.consolidation.triggers import events_high_water, facts_high_water, new_sessions
+from nexus_memory.consolidation.triggers import facts_high_water
 from nexus_memory.embeddings import embed_pending
+from nexus_memory.lifecycle import sessions
 from nexus_memory.mental_models import ensure_emergent, refresh_model, sync_dossiers
 from nexus_memory.mental_models.api import models_to_materialize
-from nexus_memory.mental_models.narrative import Narrator
+from nexus_memory.mental_models.narrative import Narrator, configured_narrator
 from resources import EmbedderResource, StoresResource
 
 SQLITE_POOL = "nexus_sqlite"  # the write pool of every asset that writes the stores (assets.py)
@@ -51,8 +54,13 @@ class ConsolidatorResource(dg.ConfigurableResource):
 
     def narrator(self, settings: Settings) -> Narrator | None:
         """The LLM that writes mental models as narratives, when one is configured (else offline reports)."""
-        chosen = self._settings(settings)
-        return Narrator.from_settings(chosen) if chosen.llm_enabled and not self.offline else None
+        return configured_narrator(self._settings(settings), offline=self.offline)
+
+
+class SessionConfig(dg.Config):
+    """nightly: end every open session first (the 03:00 run); otherwise only those a newer session ended."""
+
+    nightly: bool = False
 
 
 def _md_table(header: list[str], rows: list[list[object]]) -> dg.MetadataValue:
@@ -69,7 +77,7 @@ def _md_table(header: list[str], rows: list[list[object]]) -> dg.MetadataValue:
     "plus an emergent mental model for each most-discussed entity.",
 )
 def observations(
-    context: dg.AssetExecutionContext, stores: StoresResource, consolidator: ConsolidatorResource
+    context: dg.AssetExecutionContext, config: SessionConfig, stores: StoresResource, consolidator: ConsolidatorResource
 ) -> dg.MaterializeResult:
     settings = stores.settings()
     with stores.open() as s:
@@ -81,6 +89,9 @@ def observations(
         except ConsolidationBusy as busy:
             context.log.info(str(busy))
             return dg.MaterializeResult(metadata={"skipped": str(busy)})
+        # Sessions that ended (a newer one started, or the nightly run) are stamped once their facts are
+        # consolidated; the consolidation they wait for is the one that just ran.
+        ended = sessions.consolidate_ended(s, nightly=config.nightly, consolidate=lambda _: report.as_dict())
         created = ensure_emergent(s, settings.emergent_models, narrator=consolidator.narrator(settings))
         dossiers = sync_dossiers(s)
     if created:
@@ -102,6 +113,8 @@ def observations(
         "stale_observations": report.stale_observations,
         "llm_prompt_tokens": report.prompt_tokens,
         "llm_completion_tokens": report.completion_tokens,
+        "sessions_ended": ended.ended,
+        "sessions_consolidated": ended.consolidated,
         "emergent_models_created": len(created),
         "dossiers_written": dossiers,
         "seconds": report.seconds,
@@ -167,8 +180,9 @@ nightly_consolidation = dg.ScheduleDefinition(
     name="nightly_consolidation",
     job=consolidation_job,
     cron_schedule="0 3 * * *",
+    run_config={"ops": {"observations": {"config": {"nightly": True}}}},
     default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Consolidate every night at 03:00 (UTC), whatever the sensors did during the day.",
+    description="Every night at 03:00 (UTC): end every open session and consolidate, whatever the sensors did.",
 )
 
 
@@ -189,27 +203,6 @@ def consolidate_after_embeddings(context: dg.SensorEvaluationContext, stores: St
     if not pending:
         return dg.SensorResult(skip_reason="no fact waits for consolidation", cursor=cursor)
     return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"facts:{high_water}")], cursor=cursor)
-
-
-@dg.sensor(
-    job=consolidation_job,
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="A new session id appeared: the previous session ended, consolidate it.",
-)
-def session_end_sensor(context: dg.SensorEvaluationContext, stores: StoresResource) -> dg.SensorResult:
-    cursor = json.loads(context.cursor) if context.cursor else None
-    with stores.open() as s:
-        high_water = events_high_water(s.conn)
-        if cursor is None:  # first tick: start watching from here
-            return dg.SensorResult(skip_reason="watching for new sessions", cursor=json.dumps({"rowid": high_water}))
-        sessions, switched = new_sessions(s.conn, cursor["rowid"])
-    requests = [dg.RunRequest(run_key=f"session:{sessions[0]}")] if sessions and switched else []
-    return dg.SensorResult(
-        run_requests=requests,
-        skip_reason=None if requests else "no session ended",
-        cursor=json.dumps({"rowid": high_water}),
-    )
 
 
 @dg.sensor(
@@ -261,27 +254,54 @@ CONSOLIDATION_ASSETS = [observations, mental_models]
 CONSOLIDATION_CHECKS = [observations_not_duplicated, observation_facts_exist]
 CONSOLIDATION_JOBS = [consolidation_job, refresh_mental_models_job]
 CONSOLIDATION_SCHEDULES = [nightly_consolidation]
-CONSOLIDATION_SENSORS = [consolidate_after_embeddings, session_end_sensor, mental_models_sensor]
+CONSOLIDATION_SENSORS = [consolidate_after_embeddings, mental_models_sensor]
 
 
-def run_consolidation(instance: dg.DagsterInstance, resources: dict[str, Any], progress: Any = print) -> dict[str, Any]:
-    """`nexus-memory pipeline`'s last steps, in-process: materialise `observations`, then every
-    mental-model partition that is due or new (what the sensors do when the daemon runs)."""
-    resources = {"consolidator": ConsolidatorResource(), **resources}
-    result = dg.materialize([observations], instance=instance, resources=resources, raise_on_error=False)
-    progress(f"observations: {'ok' if result.success else 'FAILED'}")
-    outcome: dict[str, Any] = {"observations": "ok" if result.success else "failed", "mental_models": [], "failed": []}
+@dataclass
+class ConsolidationOutcome:
+    """What `nexus-memory pipeline`'s consolidation did: the observations run and the mental models refreshed."""
+
+    observations: str = "not run"  # 'ok' or 'failed'
+    observation_rows: dict[str, Any] = field(default_factory=dict)  # the observations asset's counts
+    mental_models: list[str] = field(default_factory=list)  # partitions refreshed
+    failed: list[str] = field(default_factory=list)  # partitions whose refresh failed
+
+    @property
+    def ok(self) -> bool:
+        return self.observations == "ok" and not self.failed
+
+
+def run_consolidation(
+    definitions: dg.Definitions,
+    instance: dg.DagsterInstance,
+    run_config: dict[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ConsolidationOutcome:
+    """`nexus-memory pipeline`'s last steps, in-process through the same jobs the sensors launch:
+    `consolidation` (observations), then `refresh_mental_models` for every partition that is due or new."""
+    say = progress or (lambda line: None)
+    outcome = ConsolidationOutcome()
+    result = definitions.resolve_job_def(consolidation_job.name).execute_in_process(
+        run_config=run_config, instance=instance, raise_on_error=False
+    )
+    outcome.observations = "ok" if result.success else "failed"
+    for event in result.get_asset_materialization_events():
+        outcome.observation_rows = {
+            k: v.value for k, v in event.materialization.metadata.items() if isinstance(v.value, int | float)
+        }
+    say(f"observations: {outcome.observations}")
     name = mental_model_partitions.name or "mental_model"
-    stores: StoresResource = resources["stores"]
+    stores: StoresResource = definitions.resources["stores"]  # type: ignore[assignment]
     with stores.open() as s:
         todo = models_to_materialize(s, sorted(instance.get_materialized_partitions(mental_models.key)))
     new = [key for key in todo if key not in set(instance.get_dynamic_partitions(name))]
     if new:
         instance.add_dynamic_partitions(name, new)
+    refresh = definitions.resolve_job_def(refresh_mental_models_job.name)
     for key in todo:
-        done = dg.materialize(
-            [mental_models], partition_key=key, instance=instance, resources=resources, raise_on_error=False
+        done = refresh.execute_in_process(
+            run_config=run_config, partition_key=key, instance=instance, raise_on_error=False
         )
-        progress(f"mental model {key}: {'ok' if done.success else 'FAILED'}")
-        (outcome["mental_models"] if done.success else outcome["failed"]).append(key)
+        say(f"mental model {key}: {'ok' if done.success else 'FAILED'}")
+        (outcome.mental_models if done.success else outcome.failed).append(key)
     return outcome

@@ -189,3 +189,33 @@ def test_observations_of_a_merged_entity_move_to_the_survivor(stores: Stores, al
     [obs] = current_observations(stores)
     assert obs["entity_id"] == alice and obs["fact_ids"] == moved
     assert count(stores, "analysis_runs", "status = 'deleted'") == 1
+
+
+def test_a_corrected_fact_leaves_its_observation_at_the_next_consolidation(stores: Stores, alice: str) -> None:
+    from nexus_memory.agent_tools import call_tool
+    from nexus_memory.lifecycle.reconsolidate import run_consolidation
+    from nexus_memory.mental_models import create_model, get_model, refresh_model
+
+    first = fact(stores, "Alice Chen is training for the Berlin marathon in September.", "2023-05-02", alice)
+    later = fact(stores, "Alice Chen ran 30 km on Sunday for her Berlin marathon training.", "2023-06-04", alice)
+    third = fact(stores, "Alice Chen ran 25 km on Saturday for her Berlin marathon training.", "2023-06-10", alice)
+    embed(stores)
+    consolidate(stores)
+    [obs] = current_observations(stores)
+    assert obs["fact_ids"] == {first, later, third}
+    model = create_model(stores, "Alice's running", "How is Alice's marathon training going?")
+    assert "30 km" in model.description
+    corrected = call_tool(stores, "correct_fact", {"fact_id": later, "new_text": "Alice Chen swam 3 km on Sunday."})
+    assert "error" not in corrected
+    # Until it is consolidated again, recall does not hand out the text that quotes the hidden fact.
+    assert recall(stores, "Berlin marathon 30 km", scope=("observations",), touch=False).results == []
+    embed(stores)
+    outcome = run_consolidation(stores, offline=True)
+    assert outcome["failed"] == 0
+    again = [o for o in current_observations(stores) if first in o["fact_ids"]]
+    assert len(again) == 1 and again[0]["id"] != obs["id"]
+    assert later not in again[0]["fact_ids"] and "30 km" not in again[0]["output_text"]
+    assert get_model(stores, model.root_id).is_stale  # its dossier says so until it is refreshed
+    assert "> **Stale**" in (stores.settings.dossiers / f"{model.root_id}.md").read_text()
+    refresh_model(stores, model.root_id)
+    assert "30 km" not in (stores.settings.dossiers / f"{model.root_id}.md").read_text()

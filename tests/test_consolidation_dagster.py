@@ -1,16 +1,14 @@
 """Layers 3 and 4 in Dagster: lineage, materialisation metadata, asset checks, the nightly schedule, the
-session-end and new-facts sensors, the mental-model partitions, and the second-pipeline-run invariant."""
+new-facts sensor, the mental-model partitions, and the second-pipeline-run invariant."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
-from nexus_memory.config import Settings
-from nexus_memory.events import RawRecord, ingest
+from nexus_memory.config import Settings, load_settings
 from nexus_memory.mental_models import create_model
 from nexus_memory.stores import Stores
 from nexus_memory_assets.consolidation import (
@@ -22,9 +20,8 @@ from nexus_memory_assets.consolidation import (
     observation_facts_exist,
     observations,
     observations_not_duplicated,
-    session_end_sensor,
 )
-from nexus_memory_assets.definitions import defs
+from nexus_memory_assets.definitions import build_definitions, defs
 from resources import EmbedderResource, StoresResource
 from tests.memory_builders import embed, fact, person
 
@@ -57,7 +54,8 @@ def test_lineage_shows_six_layers_and_the_automation() -> None:
     assert defs.resolve_job_def("consolidation").partitions_def is None
     schedule = defs.resolve_schedule_def("nightly_consolidation")
     assert schedule.cron_schedule == "0 3 * * *" and schedule.job_name == "consolidation"
-    for name in ("consolidate_after_embeddings", "session_end_sensor", "mental_models_sensor"):
+    assert defs.resolve_sensor_def("new_session_sensor").job_name == "consolidation"  # the one session trigger
+    for name in ("consolidate_after_embeddings", "mental_models_sensor"):
         assert defs.resolve_sensor_def(name)
 
 
@@ -113,43 +111,13 @@ def test_nightly_schedule_runs_consolidation_in_process(settings: Settings, monk
     context = dg.build_schedule_context(instance=instance, scheduled_execution_time=None)
     requests = list(nightly_consolidation.evaluate_tick(context).run_requests or [])
     assert len(requests) == 1
-    result = defs.resolve_job_def("consolidation").execute_in_process(instance=instance)
+    assert requests[0].run_config == {"ops": {"observations": {"config": {"nightly": True}}}}  # ends open sessions
+    job = build_definitions(load_settings()).resolve_job_def("consolidation")
+    result = job.execute_in_process(run_config=requests[0].run_config, instance=instance)
     assert result.success
     with Stores(settings) as stores:
         assert stores.counts()["observations"] == 1
         assert stores.conn.execute("SELECT count(*) FROM facts WHERE is_consolidated = 0").fetchone()[0] == 0
-
-
-def _event(stores: Stores, n: int, session: str) -> None:
-    record = {
-        "id": f"m{n}",
-        "platform": "agent",
-        "sender_id": "me",
-        "thread_id": session,
-        "session_id": session,
-        "content": f"message {n}",
-        "as_of": 1_700_000_000_000 + n,
-    }
-    ingest(stores, [RawRecord("test", n, record, json.dumps(record))])
-
-
-def test_a_new_session_triggers_consolidation(settings: Settings) -> None:
-    resources = {"stores": StoresResource(data_dir=str(settings.data_dir))}
-    instance = dg.DagsterInstance.ephemeral()
-    with Stores(settings) as stores:
-        _event(stores, 1, "s1")
-    first = session_end_sensor(dg.build_sensor_context(instance=instance, resources=resources))
-    assert not first.run_requests
-    with Stores(settings) as stores:
-        _event(stores, 2, "s1")  # the same session goes on: nothing ended
-    same = session_end_sensor(dg.build_sensor_context(instance=instance, resources=resources, cursor=first.cursor))
-    assert not same.run_requests
-    with Stores(settings) as stores:
-        _event(stores, 3, "s2")  # a new session: s1 is complete
-    switched = session_end_sensor(dg.build_sensor_context(instance=instance, resources=resources, cursor=same.cursor))
-    assert [r.run_key for r in switched.run_requests] == ["session:s2"]
-    quiet = session_end_sensor(dg.build_sensor_context(instance=instance, resources=resources, cursor=switched.cursor))
-    assert not quiet.run_requests
 
 
 def test_new_fact_vectors_trigger_consolidation(settings: Settings) -> None:
@@ -204,7 +172,7 @@ def test_a_second_pipeline_run_changes_no_count(settings: Settings) -> None:
         ingest_file(stores, REPO / "nexus_memory" / "sample_data" / "events.jsonl", "jsonl")
     instance = dg.DagsterInstance.ephemeral()
     first = run_pipeline(settings, instance=instance, progress=lambda _l: None)
-    assert not first["failed"] and first["consolidation"]["observations"] == "ok"
+    assert first.ok and first.consolidation and first.consolidation.observations == "ok"
     tables = ("analysis_runs", "observation_facts", "episode_events", "mental_models", "mental_model_sources")
 
     def rows(stores: Stores) -> dict[str, int]:
@@ -214,6 +182,6 @@ def test_a_second_pipeline_run_changes_no_count(settings: Settings) -> None:
         counts, before = stores.counts(), rows(stores)
     assert counts["observations"] > 0 and counts["mental_models"] > 0
     second = run_pipeline(settings, instance=instance, progress=lambda _l: None)
-    assert second["partitions"] == 0 and second["consolidation"]["mental_models"] == []
+    assert second.runs == [] and second.consolidation and second.consolidation.mental_models == []
     with Stores(settings) as stores:
         assert stores.counts() == counts and rows(stores) == before

@@ -130,23 +130,29 @@ def test_dossiers_are_written_marked_stale_and_regenerated(stores: Stores, alice
     assert "Stale" not in regenerated and "3 hours 50 minutes" in regenerated and "Version 2" in regenerated
 
 
-def test_agent_tools_create_read_refresh(stores: Stores, alice: str) -> None:
+def test_agent_tools_create_show_refresh(stores: Stores, alice: str) -> None:
     created = call_tool(stores, "create_mental_model", {"name": "Alice's work", "question": "Where does Alice work?"})
-    assert created["version"] == 1 and "Google" in created["report"] and created["entity_id"] == alice
-    assert call_tool(stores, "get_mental_model", {"model": created["id"]})["report"] == created["report"]
-    assert call_tool(stores, "refresh_mental_model", {"model": created["id"]})["changed"] is False
-    assert "error" in call_tool(stores, "get_mental_model", {"model": "mm-nothing"})
+    assert "Google" in created["text"] and created["entity_id"] == alice and created["previous_version"] is None
+    assert call_tool(stores, "show_mental_model", {"id": created["id"]})["text"] == created["text"]
+    assert call_tool(stores, "refresh_mental_model", {"id": created["id"]})["changed"] is False
+    assert [m["id"] for m in call_tool(stores, "list_mental_models", {})["mental_models"]] == [created["id"]]
+    assert "error" in call_tool(stores, "show_mental_model", {"id": "mm-nothing"})
+    assert "error" in call_tool(stores, "refresh_mental_model", {"id": "mm-nothing"})
     assert "error" in call_tool(stores, "create_mental_model", {"name": "x", "bogus": 1})
 
 
 def test_cli_models(stores: Stores, alice: str, settings: Settings, monkeypatch, capsys) -> None:
     monkeypatch.setenv("NEXUS_DATA_DIR", str(settings.data_dir))
-    assert cli.main(["models", "create", "Alice's work", "--question", "Where does Alice work?", "--tag", "work"]) == 0
-    root = capsys.readouterr().out.split()[0]
-    assert cli.main(["models", "list", "--json"]) == 0
-    [listed] = json.loads(capsys.readouterr().out)
-    assert listed["root_id"] == root and listed["tags"] == ["work"]
-    assert cli.main(["models", "show", "mm-missing"]) == 2
+    args = ["models", "create", "Alice's work", "--question", "Where does Alice work?", "--tag", "work", "--json"]
+    assert cli.main(args) == 0
+    created = json.loads(capsys.readouterr().out)
+    assert created["tags"] == ["work"]
+    assert cli.main(["models", "--json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)["mental_models"]
+    assert listed["id"] == created["id"]
+    assert cli.main(["models", "refresh", created["id"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["changed"] is False
+    assert cli.main(["models", "mm-missing"]) == 2
 
 
 def test_with_an_llm_a_model_is_a_narrative_citing_its_facts(stores: Stores, alice: str) -> None:

@@ -27,6 +27,8 @@ STARTUP_TIMEOUT_S = 120
 @dataclass(frozen=True)
 class Webserver:
     port: int
+    home: Path  # the DAGSTER_HOME it serves
+    data_dir: Path  # the NEXUS_DATA_DIR its code location reads
 
     @property
     def url(self) -> str:
@@ -48,14 +50,16 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def webserver(tmp_path: Path) -> Iterator[Webserver]:
-    """Starts the webserver, waits until it answers GraphQL, and stops it (whole process group) afterwards."""
+@pytest.fixture(scope="session")
+def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webserver]:
+    """Starts the webserver once per test session (it takes ~10 s), waits until it answers GraphQL, and
+    stops it (whole process group) at the end. Tests only read from it, so they can share it."""
+    tmp_path = tmp_path_factory.mktemp("webserver")
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
-    server = Webserver(_free_port())
-    env = {**os.environ, "DAGSTER_HOME": str(home), "NEXUS_DATA_DIR": str(tmp_path / "data")}
+    server = Webserver(_free_port(), home=home, data_dir=tmp_path / "data")
+    env = {**os.environ, "DAGSTER_HOME": str(home), "NEXUS_DATA_DIR": str(server.data_dir)}
     executable = Path(sys.executable).parent / "dagster-webserver"
     log_path = tmp_path / "webserver.log"
     # A file, not a pipe: nobody reads the output while the test runs, and a full pipe would stall the server.

@@ -34,7 +34,7 @@ from nexus_memory.consolidation.topics import topic_label
 from nexus_memory.consolidation.vectors import index_observation_vectors
 from nexus_memory.consolidation.view import EntityView, FactInput, Loader
 from nexus_memory.stores import Stores
-from nexus_memory.vector_index import index_state
+from nexus_memory.vectors.vec0 import index_state
 
 BATCH = 500  # facts read per query
 
@@ -145,6 +145,8 @@ def _consolidate(
     with db.transaction(conn):
         store.ensure_registry(conn)
         report.observations_retired += _retire_merged_entities(conn)
+        store.settle_hidden_pending(conn)
+        report.observations_retired += _drop_hidden_facts(conn, loader)
     touched_entities: set[str] = set()
     after: tuple[int, int] | None = None
     while limit is None or report.facts_seen < limit:
@@ -274,4 +276,20 @@ def _retire_merged_entities(conn: db.Connection) -> int:
         store.write_state(conn, state, {})
         store.unconsolidate(conn, fact_ids)
         retired += 1
+    return retired
+
+
+def _drop_hidden_facts(conn: db.Connection, loader: Loader) -> int:
+    """Observations resting on facts hidden since (corrected, decayed, contradicted) get a new version
+    without them, or are retired when nothing is left; returns how many were retired."""
+    retired = 0
+    for entity_id in store.entities_with_hidden_facts(conn):
+        entity = loader.entity(entity_id)
+        if entity is None:
+            continue
+        view = loader.view(entity)
+        for state in view.observations:
+            if state.dirty:
+                retired += state.retired is not None
+                _write_changed(conn, view, state)
     return retired

@@ -23,7 +23,8 @@ import numpy as np
 from nexus_memory import db
 from nexus_memory.consolidation.render import MemberFact
 from nexus_memory.ids import now_ms, stable_id
-from nexus_memory.recall.engine import OBSERVATION_TYPE
+from nexus_memory.lifecycle.state import hidden_sql
+from nexus_memory.recall.filters import OBSERVATION_TYPE
 from nexus_memory.tokens import estimate_tokens
 
 KNOWLEDGE_DEFINITION_ID = "def_knowledge"
@@ -119,18 +120,34 @@ def current_observations(conn: db.Connection, entity_ids: Sequence[str]) -> list
         out += [dict(r) for r in rows]
     for part in db.chunked([o["id"] for o in out]):
         links: dict[str, list[str]] = {}
-        for run_id, fact_id in conn.execute(
-            f"""SELECT o.analysis_run_id, o.fact_id FROM observation_facts o JOIN facts f ON f.id = o.fact_id
+        hidden: dict[str, list[str]] = {}
+        for run_id, fact_id, is_hidden in conn.execute(
+            f"""SELECT o.analysis_run_id, o.fact_id, {hidden_sql("f")} FROM observation_facts o
+                JOIN facts f ON f.id = o.fact_id
                 WHERE o.analysis_run_id IN ({db.placeholders(part)}) ORDER BY f.as_of, f.id""",
             part,
         ):
-            links.setdefault(run_id, []).append(fact_id)
+            (hidden if is_hidden else links).setdefault(run_id, []).append(fact_id)
         for obs in out:
-            if obs["id"] in links:
-                obs["fact_ids"] = links[obs["id"]]
-    for obs in out:
-        obs.setdefault("fact_ids", [])
+            obs["fact_ids"] = links.get(obs["id"], [])
+            obs["hidden_fact_ids"] = hidden.get(obs["id"], [])
     return out
+
+
+def entities_with_hidden_facts(conn: db.Connection) -> list[str]:
+    """Entities with a current observation that still rests on a hidden (decayed or corrected) fact."""
+    rows = conn.execute(
+        f"""SELECT DISTINCT r.entity_id FROM analysis_runs r JOIN observation_facts o ON o.analysis_run_id = r.id
+            JOIN facts f ON f.id = o.fact_id WHERE {CURRENT_SQL} AND {hidden_sql("f")} ORDER BY r.entity_id"""
+    ).fetchall()
+    return [r[0] for r in rows if r[0]]
+
+
+def settle_hidden_pending(conn: db.Connection) -> int:
+    """Hidden facts never join an observation: pending ones count as consolidated (left out on purpose)."""
+    return conn.execute(
+        f"UPDATE facts SET is_consolidated = 1 WHERE is_consolidated = 0 AND {hidden_sql('facts')}"
+    ).rowcount
 
 
 def fact_rows(conn: db.Connection, fact_ids: Sequence[str]) -> dict[str, dict]:
@@ -175,8 +192,9 @@ def recent_entity_facts(conn: db.Connection, entity_id: str, limit: int) -> list
     return [
         r[0]
         for r in conn.execute(
-            """SELECT fe.fact_id FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
-               WHERE fe.entity_id = ? AND f.is_consolidated = 1 ORDER BY fe.as_of DESC, f.rowid DESC LIMIT ?""",
+            f"""SELECT fe.fact_id FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
+               WHERE fe.entity_id = ? AND f.is_consolidated = 1 AND NOT {hidden_sql("f")}
+               ORDER BY fe.as_of DESC, f.rowid DESC LIMIT ?""",
             (entity_id, limit),
         )
     ]

@@ -12,7 +12,8 @@ import numpy as np
 from nexus_memory import db
 from nexus_memory.consolidation import store
 from nexus_memory.stores import Stores
-from nexus_memory.vector_index import VectorSearch, index_state
+from nexus_memory.vectors.index import VectorIndex
+from nexus_memory.vectors.vec0 import index_state
 
 
 def index_observation_vectors(stores: Stores, batch: int = 500) -> int:
@@ -21,7 +22,7 @@ def index_observation_vectors(stores: Stores, batch: int = 500) -> int:
     if state is None:
         return 0
     model, dimension = state
-    search = VectorSearch(stores, model, dimension)
+    search = VectorIndex(stores, model, dimension)
     rows = stores.conn.execute(
         f"""SELECT r.id, ep.platform, COALESCE(ep.end_time, r.created_at), ep.thread_id
             FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id

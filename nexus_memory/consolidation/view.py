@@ -137,11 +137,14 @@ class Loader:
                 version=store.version_of(obs["id"]),
                 draft=obs["id"] in self.drafts,
                 written_text=obs["output_text"] or "",
-                written_facts=frozenset(obs["fact_ids"]),
+                written_facts=frozenset([*obs["fact_ids"], *obs["hidden_fact_ids"]]),
             )
             for fact_id in obs["fact_ids"]:
                 if fact_id in inputs:
                     add_member(view, state, inputs[fact_id])
+            if obs["hidden_fact_ids"]:  # written again without them (or retired when nothing is left)
+                state.dirty = True
+                state.retired = None if state.facts else "its facts were hidden"
             view.observations.append(state)
         for fact_id in pool_ids:
             fact = inputs.get(fact_id)

@@ -42,6 +42,11 @@ the numbers given. Answer with JSON: {"narrative": "...", "cited": ["f3", ...]}.
 _REF = re.compile(r"\[(f\d+)\]")
 
 
+def configured_narrator(settings: Settings, *, offline: bool = False) -> Narrator | None:
+    """The writer's LLM as the narrator when one is configured (and not `offline`); else None (no narrative)."""
+    return Narrator.from_settings(settings) if settings.llm_enabled and not offline else None
+
+
 def basis_marker(report_text: str) -> str:
     return f"<!-- basis: {hashlib.sha256(report_text.encode()).hexdigest()[:16]} -->"
 

@@ -1,6 +1,6 @@
 -- events.db: the immutable, append-only ledger of everything that happened (Layer 1).
 
--- One row per message, email, agent turn. deliveryContext of seed 002 plus session, direction, time.
+-- One row per message, email, agent turn: who, where (the delivery context), session, direction, time.
 CREATE TABLE events (
     id            TEXT PRIMARY KEY,      -- '<platform>:<source id>' or 'h:<content hash>' when the source has none
     platform      TEXT NOT NULL,         -- 'imessage', 'gmail', 'discord', 'agent', 'locomo', ...
@@ -25,7 +25,8 @@ CREATE INDEX idx_events_session ON events(session_id);
 CREATE INDEX idx_events_hash ON events(content_hash);
 CREATE INDEX idx_events_ingested ON events(ingested_at);
 
--- Immutability is enforced by the store, not by convention.
+-- Immutability is enforced by the store, not by convention. The one exception, forgetting, is
+-- authorised row by row (events_lifecycle.sql).
 CREATE TRIGGER events_immutable_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'events are immutable'); END;
 CREATE TRIGGER events_immutable_delete BEFORE DELETE ON events
@@ -43,7 +44,7 @@ CREATE TABLE event_rejects (
 );
 CREATE INDEX idx_event_rejects_source ON event_rejects(source);
 
--- Derived events of seed 003 (decision, action_item, commitment, preference_stated, correction).
+-- Derived events (decision, action_item, commitment, preference_stated, correction); see docs/writer.md.
 -- Deviation: a table beside `events`, not rows in it, so the raw ledger stays exactly what arrived.
 CREATE TABLE derived_events (
     id                 TEXT PRIMARY KEY,

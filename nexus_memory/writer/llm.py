@@ -8,7 +8,7 @@ Robustness, because small local models are the common case:
 - a tool call with bad JSON or bad arguments gets `{"error": ...}` back so the model can fix it,
   within a per-episode error budget;
 - garbage output, API errors, timeouts and refusals end the attempt: its writes are rolled back
-  to a SAVEPOINT and the loop starts again, up to `max_retries` times, then `WriterFailure`;
+  (a nested `db.transaction`) and the loop starts again, up to `max_retries` times, then `WriterFailure`;
 - a tool call written as JSON in the message content (not in `tool_calls`) is accepted.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import openai
 
-from nexus_memory import identity
+from nexus_memory import db, identity
 from nexus_memory.config import Settings
 from nexus_memory.events import Event, InvalidRecord, parse_timestamp
 from nexus_memory.llm_json import llm_settings, openai_client
@@ -202,10 +202,21 @@ def sender_entity_id(tools: WriterTools, event: Event) -> str | None:
     return identity.canonical_id(tools.conn, row[0]) if row else None
 
 
-def _delivery_line(event: Event) -> str:
-    parts = [f"platform={event.platform}", f"direction={event.direction}", f"sender_id={event.sender_id}"]
+def _delivery_line(tools: WriterTools, event: Event) -> str:
+    """The event's deliveryContext, with `speaker`: the only name facts may give its sender.
+
+    A sender_name that is not the speaker (shaped like another handle, or already another sender's
+    name) is shown as unverified, so the model reads it as a claim.
+    """
+    speaker = identity.speaker_name(tools.conn, event)
+    parts = [
+        f"platform={event.platform}",
+        f"direction={event.direction}",
+        f"sender_id={event.sender_id}",
+        f"speaker={speaker}",
+    ]
     optional = {
-        "sender_name": event.sender_name,
+        "sender_name" if event.sender_name == speaker else "unverified_sender_name": event.sender_name,
         "peer_id": event.peer_id,
         "peer_kind": event.peer_kind,
         "thread_id": event.thread_id,
@@ -221,7 +232,9 @@ def render_episode(tools: WriterTools, episode: EpisodeInput) -> str:
     if episode.context:
         lines += ["", "CONTEXT EVENTS (earlier in the thread; for understanding only, do not extract from them):"]
         for event in episode.context:
-            lines.append(f"- {iso(event.as_of)} {_delivery_line(event)}: {_clip(event.content, MAX_CONTEXT_CHARS)}")
+            lines.append(
+                f"- {iso(event.as_of)} {_delivery_line(tools, event)}: {_clip(event.content, MAX_CONTEXT_CHARS)}"
+            )
     lines += ["", "NEW EVENTS (extract from these; use the ref as source_event_id):"]
     for ref, event in zip(event_refs(episode), episode.events, strict=True):
         entity = sender_entity_id(tools, event)
@@ -229,7 +242,7 @@ def render_episode(tools: WriterTools, episode: EpisodeInput) -> str:
             "",
             f"[{ref}] id={event.id}",
             f"time: {iso(event.as_of)} (as_of={event.as_of})",
-            f"delivery: {_delivery_line(event)}" + (f" sender_entity_id={entity}" if entity else ""),
+            f"delivery: {_delivery_line(tools, event)}" + (f" sender_entity_id={entity}" if entity else ""),
             f"content: {_clip(event.content, MAX_EVENT_CHARS)}",
         ]
     lines += ["", "Store the durable facts of the new events with the tools, then call finish."]
@@ -360,7 +373,7 @@ class ModelTools:
             raise ToolError(f"unknown tool {name!r}; tools are {', '.join(sorted(self.handlers))}")
         _check_keys(name, args)
         # Some tools write several rows; a failure half-way must not leave the first ones.
-        with _savepoint(self.tools, "llm_tool"):
+        with _undone_on_error(self.tools):
             return self.handlers[name](args)
 
     def source_event(self, value: str | None) -> Event:
@@ -506,7 +519,7 @@ class LLMWriter:
         user_message = render_episode(tools, episode)
         for attempt in range(self.max_retries + 1):
             try:
-                with _savepoint(tools, "llm_attempt"):
+                with _undone_on_error(tools):
                     summary = self._attempt(tools, episode, user_message, run, attempt)
             except _AttemptFailed as exc:
                 run.failures.append(f"attempt {attempt + 1}: {exc.reason}")
@@ -633,23 +646,19 @@ class LLMWriter:
 
 
 @contextmanager
-def _savepoint(tools: WriterTools, name: str) -> Iterator[None]:
-    """Roll the block's writes (and the tools' counters) back when it fails; keep them otherwise."""
-    conn = tools.conn
+def _undone_on_error(tools: WriterTools) -> Iterator[None]:
+    """A nested transaction that also puts the tools' counters back when the block fails."""
     facts, mentions = list(tools.facts_written), dict(tools.entity_mentions)
-    conn.execute(f"SAVEPOINT {name}")
     try:
-        yield
+        with db.transaction(tools.conn):
+            yield
     except BaseException:
-        conn.execute(f"ROLLBACK TO {name}")
-        conn.execute(f"RELEASE {name}")
         _restore(tools, facts, mentions)
         raise
-    conn.execute(f"RELEASE {name}")
 
 
 def _restore(tools: WriterTools, facts: list[str], mentions: dict[str, int]) -> None:
-    """Put the tools' in-memory counters back in step with a rolled-back savepoint."""
+    """Put the tools' in-memory counters back in step with a rolled-back block."""
     tools.facts_written[:] = facts
     tools.entity_mentions.clear()
     tools.entity_mentions.update(mentions)

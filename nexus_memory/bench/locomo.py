@@ -22,15 +22,15 @@ from typing import Any
 
 from nexus_memory import db
 from nexus_memory.config import load_settings
-from nexus_memory.embeddings import embed_pending, get_embedder
-from nexus_memory.episodes import build_episodes
+from nexus_memory.embeddings import get_embedder
 from nexus_memory.events import ingest
 from nexus_memory.importers import read_records
+from nexus_memory.layers import run_layers
+from nexus_memory.partitions import ledger_days
 from nexus_memory.recall import recall
 from nexus_memory.recall.keyword import extract_terms, match_expression
 from nexus_memory.stores import Stores
 from nexus_memory.writer.offline_writer import OfflineWriter
-from nexus_memory.writer.run import process_partition
 
 KS = (1, 5, 10, 20, 50)
 CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
@@ -53,16 +53,13 @@ def recall_at(ranked: list[str], evidence: list[str], k: int) -> float:
 
 
 def _pipeline(stores: Stores) -> dict[str, float]:
-    """Episodes -> facts -> embeddings for every partition: the asset bodies, called directly."""
-    started = time.perf_counter()
-    partitions = stores.conn.execute("SELECT DISTINCT day, platform FROM events ORDER BY day").fetchall()
-    writer = OfflineWriter()
-    for day, platform in partitions:
-        build_episodes(stores, day, platform)
-        process_partition(stores, f"{day}|{platform}", writer)
-    extracted = time.perf_counter()
-    embed_pending(stores, get_embedder(), target_types=("fact",))
-    return {"extract_s": extracted - started, "embed_s": time.perf_counter() - extracted}
+    """Every layer for every platform's whole history: the function the Dagster assets call."""
+    writer, embedder = OfflineWriter(), get_embedder()
+    seconds: dict[str, float] = defaultdict(float)
+    for platform in [r[0] for r in stores.conn.execute("SELECT DISTINCT platform FROM events ORDER BY platform")]:
+        for report in run_layers(stores, platform, ledger_days(stores, platform), writer=writer, embedder=embedder):
+            seconds[report.layer] += report.seconds
+    return {"extract_s": seconds["episodes"] + seconds["facts"], "embed_s": seconds["embeddings"]}
 
 
 def _fact_turns(stores: Stores, fact_ids: list[str]) -> list[str]:
