@@ -128,6 +128,13 @@ def _print_pipeline(outcome: PipelineOutcome) -> None:
     for run in outcome.runs:
         for error in run.errors:
             print(f"run {run.run_id} ({run.platform}) failed at {error}")
+    if outcome.consolidation:
+        done, rows = outcome.consolidation, outcome.consolidation.observation_rows
+        print(
+            f"consolidation {done.observations}: {rows.get('facts_consolidated', 0)} facts consolidated, "
+            f"{rows.get('observations', 0)} observations; {len(done.mental_models)} mental models refreshed"
+            + (f", {len(done.failed)} failed: {', '.join(done.failed)}" if done.failed else "")
+        )
     if outcome.failed_episodes:
         print(
             f"{len(outcome.failed_episodes)} episodes failed (their events wait): `nexus-memory failed` lists them, "
@@ -177,6 +184,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
                 platform=args.platform,
                 entity=args.entity,
                 thread_id=args.thread,
+                tags=args.tag,
             )
         except RecallArgumentError as exc:
             return _fail(exc)
@@ -280,11 +288,30 @@ def cmd_rebuild_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.reconsolidate import run_consolidation
+
+    with Stores(load_settings()) as stores:
+        outcome = run_consolidation(
+            stores,
+            offline=args.offline,
+            limit=args.limit,
+            on_progress=lambda n, r: print(f"\rconsolidated {n} facts", end="", file=sys.stderr),
+        )
+        print(file=sys.stderr)
+    _print_json(outcome)
+    return 1 if outcome["failed"] else 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.kind == "extract":
         from nexus_memory.bench.extract import run as run_extract
 
         result = run_extract(Path(args.data))
+    elif args.kind == "consolidate":
+        from nexus_memory.bench.consolidate import run as run_consolidate
+
+        result = run_consolidate(Path(args.data), conversations=args.conversations)
     elif args.kind == "forget":
         from nexus_memory.lifecycle.bench import run as run_forget
 
@@ -480,6 +507,27 @@ def cmd_tool(args: argparse.Namespace) -> int:
     return 0
 
 
+def _models_call(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """`models` words -> the mental-model tool and its arguments (bad words are the tool's to report)."""
+    match args.words:
+        case []:
+            return "list_mental_models", {"entity": args.entity}
+        case ["create", *name]:
+            pin = args.pin or None
+            return "create_mental_model", {
+                "name": " ".join(name),
+                "question": args.question,
+                "entity": args.entity,
+                "tags": args.tag,
+                "pin": pin,
+            }
+        case ["refresh", model_id]:
+            return "refresh_mental_model", {"id": model_id}
+        case [model_id]:
+            return "show_mental_model", {"id": model_id}
+    raise SystemExit("error: models takes nothing (list), an id (show), create NAME or refresh ID")
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -525,10 +573,7 @@ def _add_lifecycle_commands(sub: Any) -> None:
             lambda a: ("show_observation", {"id": a.id}) if a.id else ("list_observations", {"entity": a.entity}),
             "list observations, or show one by id",
         ),
-        "models": (
-            lambda a: ("show_mental_model", {"id": a.id}) if a.id else ("list_mental_models", {"entity": a.entity}),
-            "list mental models (reports, reflections), or show one by id",
-        ),
+        "models": (_models_call, "mental models: list, show ID, create NAME, refresh ID"),
     }
     for name, (make_call, help_text) in tools.items():
         p = sub.add_parser(name, help=help_text)
@@ -543,6 +588,12 @@ def _add_lifecycle_commands(sub: Any) -> None:
         elif name == "entity":
             p.add_argument("name")
             p.add_argument("--limit", type=_positive)
+        elif name == "models":
+            p.add_argument("words", nargs="*", metavar="ID | create NAME | refresh ID", help="nothing: list them")
+            p.add_argument("--entity", help="list: only about this entity; create: who or what it is about")
+            p.add_argument("--question", help="create: the question the model answers")
+            p.add_argument("--tag", action="append", help="create: an access tag (repeatable)")
+            p.add_argument("--pin", action="store_true", help="create: refresh after every consolidation")
         else:
             p.add_argument("id", nargs="?", help="show this one")
             p.add_argument("--entity", help="only about this entity")
@@ -590,6 +641,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform")
     p.add_argument("--entity")
     p.add_argument("--thread")
+    p.add_argument("--tag", action="append", help="access tag held (repeatable): scopes mental models")
     p.add_argument("--sources", action="store_true", help="show each result's source events (provenance)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_recall)
@@ -638,10 +690,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", nargs="+", choices=["facts", "observations", "mental_models", "entities"])
     p.set_defaults(func=cmd_skills)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | analytics | forget | coldstart")
-    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics", "forget", "coldstart"])
-    p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
-    p.add_argument("--conversations", type=int, default=0, help="locomo: only the first N conversations")
+    p = sub.add_parser("consolidate", help="consolidate pending facts into observations, then mental models")
+    p.add_argument("--offline", action="store_true", help="the offline rules even when an LLM is configured")
+    p.add_argument("--limit", type=int, help="at most this many facts")
+    p.set_defaults(func=cmd_consolidate)
+
+    p = sub.add_parser(
+        "bench", help="benchmarks: extract | locomo | recall | analytics | forget | coldstart | consolidate"
+    )
+    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics", "forget", "coldstart", "consolidate"])
+    p.add_argument("--data", help="LoCoMo JSON (extract, locomo, consolidate)")
+    p.add_argument("--conversations", type=int, default=0, help="locomo, consolidate: only the first N conversations")
     p.add_argument("--facts", type=int, default=100_000, help="recall, forget: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--events", type=int, default=100_000, help="analytics: synthetic store size")

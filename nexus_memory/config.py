@@ -44,6 +44,10 @@ class Settings:
     llm_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", "not-needed"))
     llm_timeout_s: float = field(default_factory=lambda: float(_env("NEXUS_LLM_TIMEOUT_S", "60")))
     max_content_chars: int = field(default_factory=lambda: int(_env("NEXUS_MAX_CONTENT_CHARS", "100000")))
+    # Consolidation keeps a mental model of each of the this-many most discussed entities.
+    emergent_models: int = field(default_factory=lambda: int(_env("NEXUS_EMERGENT_MODELS", "3")))
+    # Mental models are also written here as markdown dossiers (default: <data_dir>/dossiers).
+    dossier_dir: Path | None = field(default_factory=lambda: Path(d) if (d := _env("NEXUS_DOSSIER_DIR", "")) else None)
     # Decay (lifecycle/decay.py): confidence x exp(-rate x days since last access); hidden below the threshold.
     decay_rate: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_RATE", "0.01")))
     decay_threshold: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_THRESHOLD", "0.05")))
@@ -56,6 +60,10 @@ class Settings:
     @property
     def llm_enabled(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
+
+    @property
+    def dossiers(self) -> Path:
+        return Path(self.dossier_dir) if self.dossier_dir else self.data_dir / "dossiers"
 
     def store_path(self, name: str) -> Path:
         return self.data_dir / f"{name}.db"

@@ -361,11 +361,13 @@ _PENDING_SQL: dict[str, str] = {
         SELECT a.id, a.output_text, ep.platform, COALESCE(ep.end_time, a.created_at), ep.thread_id
         FROM analysis_runs a LEFT JOIN episodes ep ON ep.id = a.episode_id
         WHERE a.analysis_type_id = 'observation_v1' AND a.output_text IS NOT NULL AND a.output_text != ''
+          AND NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = a.id)  -- current versions only
           AND NOT EXISTS (SELECT 1 FROM embeddings e
                           WHERE e.target_type = 'observation' AND e.target_id = a.id AND e.model = ?)""",
     "mental_model": """
         SELECT m.id, m.name || ': ' || m.description, NULL, m.updated_at, NULL FROM mental_models m
-        WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+        WHERE NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)  -- current versions only
+          AND NOT EXISTS (SELECT 1 FROM embeddings e
                           WHERE e.target_type = 'mental_model' AND e.target_id = m.id AND e.model = ?)""",
     "entity": """
         SELECT n.id, n.name, NULL, n.last_seen, NULL FROM entities n

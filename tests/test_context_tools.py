@@ -123,6 +123,8 @@ def test_schemas_are_valid_openai_tools() -> None:
         "show_observation",
         "list_mental_models",
         "show_mental_model",
+        "create_mental_model",
+        "refresh_mental_model",
     ]
     for tool in TOOLS:
         parsed = ChatCompletionFunctionTool.model_validate(tool)
@@ -176,7 +178,7 @@ def test_internal_errors_become_error_results(stores: Stores, monkeypatch: pytes
     monkeypatch.setattr("nexus_memory.agent_tools.recall", broken)
     result = call_tool(stores, "search_memory", {"query": "anything at all"})
     assert result == {"error": "internal error in search_memory: RuntimeError: disk on fire"}
-    monkeypatch.setattr("nexus_memory.context.recall", broken)
+    monkeypatch.setattr("nexus_memory.context_pack.recall", broken)
     assert get_context(stores, "anything") == ""  # an agent hook: a failure injects nothing
     with pytest.raises(RuntimeError, match="disk on fire"):
         get_context(stores, "anything", strict=True)

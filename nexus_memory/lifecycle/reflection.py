@@ -20,8 +20,8 @@ from typing import Any
 from nexus_memory import db
 from nexus_memory.ids import now_ms, ulid
 from nexus_memory.lifecycle import runs
-from nexus_memory.lifecycle.llm_json import LLMAnswerError, ask_json
 from nexus_memory.lifecycle.state import hidden_sql
+from nexus_memory.llm_json import JsonCallError, ask_json
 from nexus_memory.stores import Stores
 
 DAY_MS = 86_400_000
@@ -72,7 +72,7 @@ def reflect(stores: Stores, *, now: int | None = None, use_llm: bool | None = No
             try:
                 text = _prose(stores, digest, text)
                 report.writer = f"llm:{settings.llm_model}"
-            except LLMAnswerError as exc:
+            except JsonCallError as exc:
                 report.failures.append(str(exc))
         report.status = "written"
         report.mental_model_id = _save(conn, text, digest, previous[0] if previous else None, now)
@@ -181,7 +181,7 @@ def _prose(stores: Stores, digest: dict[str, Any], offline_text: str) -> str:
     answer = ask_json(stores.settings, "reflection", _SCHEMA, _SYSTEM, offline_text)
     insight = answer.get("insight")
     if not isinstance(insight, str) or not insight.strip():
-        raise LLMAnswerError("reflection: the answer has no insight text")
+        raise JsonCallError("reflection: the answer has no insight text")
     return " ".join(insight.split())[:MAX_PROSE_CHARS]
 
 

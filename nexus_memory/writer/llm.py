@@ -28,6 +28,7 @@ import openai
 from nexus_memory import db, identity
 from nexus_memory.config import Settings
 from nexus_memory.events import Event, InvalidRecord, parse_timestamp
+from nexus_memory.llm_json import llm_settings, openai_client
 from nexus_memory.writer.base import EpisodeInput, WriteResult, WriterFailure
 from nexus_memory.writer.tools import ToolError, WriterTools
 
@@ -504,22 +505,13 @@ class LLMWriter:
         self.max_tokens = max_tokens
         self.role_prompt = role_prompt or load_role_prompt()
         # Retries are ours (with a rollback in between), so the client must not retry on its own.
-        self.client = client or openai.OpenAI(
-            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0
-        )
+        self.client = client or openai_client(base_url, api_key, timeout_s)
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> LLMWriter:
         """The writer for NEXUS_LLM_BASE_URL / NEXUS_LLM_MODEL / OPENAI_API_KEY / NEXUS_LLM_TIMEOUT_S."""
-        if not settings.llm_enabled:
-            raise ValueError("the LLM writer needs NEXUS_LLM_BASE_URL and NEXUS_LLM_MODEL")
-        return cls(
-            settings.llm_base_url,
-            settings.llm_model,
-            settings.llm_api_key,
-            timeout_s=settings.llm_timeout_s,
-            **kwargs,
-        )
+        base_url, model, api_key, timeout_s = llm_settings(settings, "the LLM writer")
+        return cls(base_url, model, api_key, timeout_s=timeout_s, **kwargs)
 
     def write(self, tools: WriterTools, episode: EpisodeInput) -> WriteResult:
         """Run attempts until one finishes; each failed attempt is rolled back before the next."""
