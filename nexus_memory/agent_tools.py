@@ -21,11 +21,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from nexus_memory import db, identity
-from nexus_memory.ids import now_ms, ulid
+from nexus_memory.ids import day_of, now_ms, ulid
 from nexus_memory.recall.arguments import RecallArgumentError
 from nexus_memory.recall.engine import (
     BUDGETS,
@@ -336,7 +335,7 @@ def result_dict(result: RecallResult) -> dict[str, Any]:
 
 
 def iso_date(ms: int | None) -> str | None:
-    return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
+    return None if ms is None else day_of(ms)
 
 
 def _remember_fact(call: _Call, text: str, entities: list[str] | None = None) -> dict[str, Any]:

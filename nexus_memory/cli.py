@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from nexus_memory.config import load_settings
 from nexus_memory.stores import Stores
@@ -204,8 +200,9 @@ def cmd_failed(args: argparse.Namespace) -> int:
 def cmd_rebuild_index(args: argparse.Namespace) -> int:
     from nexus_memory.embeddings import get_embedder, rebuild_index, reembed
 
-    embedder = get_embedder(args.model or None)
-    with Stores(load_settings()) as stores:
+    settings = load_settings()
+    embedder = get_embedder(args.model or None, settings=settings)
+    with Stores(settings) as stores:
         if args.reembed:
             stats = reembed(
                 stores,
@@ -222,15 +219,15 @@ def cmd_rebuild_index(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.kind == "extract":
-        from nexus_memory.writer.bench_extract import run as run_extract
+        from nexus_memory.bench.extract import run as run_extract
 
         result = run_extract(Path(args.data))
     elif args.kind == "locomo":
-        from nexus_memory.bench_locomo import run as run_locomo
+        from nexus_memory.bench.locomo import run as run_locomo
 
         result = run_locomo(Path(args.data), conversations=args.conversations)
     else:
-        from nexus_memory.bench_recall import run as run_recall
+        from nexus_memory.bench.recall import run as run_recall
 
         result = run_recall(args.facts, queries=args.queries)
     _print_json(result) if args.json else print(json.dumps(result, indent=1, default=str))

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nexus_memory import db, identity
-from nexus_memory.ids import now_ms
+from nexus_memory.ids import day_of, now_ms
 from nexus_memory.stores import Stores
 from nexus_memory.textcheck import identifier_problem, json_type, one_line, safe_text, show, unicode_problem
 
@@ -102,10 +102,6 @@ class IngestSummary:
             "rejects": self.rejects[:MAX_REJECTS_LISTED],
             "partitions": sorted(f"{d}|{p}" for d, p in self.partitions),
         }
-
-
-def day_of(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
 
 
 def content_hash(platform: str, sender_id: str, thread_id: str | None, as_of: int, content: str) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from nexus_memory.bench import extract as bench_extract
 from nexus_memory.events import Event
-from nexus_memory.writer import bench_extract
 from nexus_memory.writer.extractor import (
     EntityMention,
     Extraction,

@@ -36,8 +36,8 @@ def ui_page() -> Iterator[Page]:
     """A page in Debian's Chromium, checked for before the webserver starts: missing, the test fails and says why."""
     if not CHROMIUM.exists():
         pytest.fail(
-            f"{CHROMIUM} is missing: install Debian's Chromium with "
-            "`sudo apt-get install -y --no-install-recommends chromium` (.ci/run does this)"
+            f"{CHROMIUM} is missing: `make test` installs Debian's Chromium (scripts/ensure-chromium.sh), "
+            "or `sudo apt-get install -y --no-install-recommends chromium`"
         )
     try:
         from playwright.sync_api import sync_playwright

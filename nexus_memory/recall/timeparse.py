@@ -97,7 +97,7 @@ def parse_time_window(
     if not spans:
         return None
     time_after = _ms(min(afters)) if afters else None
-    # Window ends are exclusive; recall's bounds are inclusive (as VectorSearch's), hence - 1.
+    # Window ends are exclusive; recall's bounds are inclusive (as VectorIndex's), hence - 1.
     time_before = _ms(max(befores)) - 1 if befores else None
     return time_after, time_before, _remove_spans(query, spans)
 

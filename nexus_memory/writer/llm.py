@@ -8,7 +8,7 @@ Robustness, because small local models are the common case:
 - a tool call with bad JSON or bad arguments gets `{"error": ...}` back so the model can fix it,
   within a per-episode error budget;
 - garbage output, API errors, timeouts and refusals end the attempt: its writes are rolled back
-  to a SAVEPOINT and the loop starts again, up to `max_retries` times, then `WriterFailure`;
+  (a nested `db.transaction`) and the loop starts again, up to `max_retries` times, then `WriterFailure`;
 - a tool call written as JSON in the message content (not in `tool_calls`) is accepted.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import openai
 
-from nexus_memory import identity
+from nexus_memory import db, identity
 from nexus_memory.config import Settings
 from nexus_memory.events import Event, InvalidRecord, parse_timestamp
 from nexus_memory.writer import notes as writer_notes
@@ -379,7 +379,7 @@ class ModelTools:
             raise ToolError(f"unknown tool {name!r}; tools are {', '.join(sorted(self.handlers))}")
         _check_keys(name, args)
         # Some tools write several rows; a failure half-way must not leave the first ones.
-        with _savepoint(self.tools, "llm_tool"):
+        with _undone_on_error(self.tools):
             return self.handlers[name](args)
 
     def source_event(self, value: str | None) -> Event:
@@ -534,7 +534,7 @@ class LLMWriter:
         user_message = render_episode(tools, episode)
         for attempt in range(self.max_retries + 1):
             try:
-                with _savepoint(tools, "llm_attempt"):
+                with _undone_on_error(tools):
                     summary = self._attempt(tools, episode, user_message, run, attempt)
             except _AttemptFailed as exc:
                 run.failures.append(f"attempt {attempt + 1}: {exc.reason}")
@@ -661,23 +661,19 @@ class LLMWriter:
 
 
 @contextmanager
-def _savepoint(tools: WriterTools, name: str) -> Iterator[None]:
-    """Roll the block's writes (and the tools' counters) back when it fails; keep them otherwise."""
-    conn = tools.conn
+def _undone_on_error(tools: WriterTools) -> Iterator[None]:
+    """A nested transaction that also puts the tools' counters back when the block fails."""
     facts, mentions = list(tools.facts_written), dict(tools.entity_mentions)
-    conn.execute(f"SAVEPOINT {name}")
     try:
-        yield
+        with db.transaction(tools.conn):
+            yield
     except BaseException:
-        conn.execute(f"ROLLBACK TO {name}")
-        conn.execute(f"RELEASE {name}")
         _restore(tools, facts, mentions)
         raise
-    conn.execute(f"RELEASE {name}")
 
 
 def _restore(tools: WriterTools, facts: list[str], mentions: dict[str, int]) -> None:
-    """Put the tools' in-memory counters back in step with a rolled-back savepoint."""
+    """Put the tools' in-memory counters back in step with a rolled-back block."""
     tools.facts_written[:] = facts
     tools.entity_mentions.clear()
     tools.entity_mentions.update(mentions)

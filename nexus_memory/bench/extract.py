@@ -12,7 +12,7 @@ The file is read directly (no importer, no database): each turn becomes an `Even
 importer shapes it, and `extract` runs once per session with the conversation's earlier turns as
 context. Only the `extract` calls are timed.
 
-Usage: python -m nexus_memory.writer.bench_extract PATH/locomo_dev.json
+Usage: python -m nexus_memory.bench.extract PATH/locomo_dev.json
 """
 
 from __future__ import annotations
@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: print the bench JSON for the LoCoMo file given as the only argument."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m nexus_memory.writer.bench_extract PATH/locomo_dev.json", file=sys.stderr)
+        print("usage: python -m nexus_memory.bench.extract PATH/locomo_dev.json", file=sys.stderr)
         return 2
     print(json.dumps(run(Path(args[0])), indent=2))
     return 0
