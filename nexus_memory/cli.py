@@ -167,6 +167,7 @@ def cmd_writer_notes(args: argparse.Namespace) -> int:
 
 def _edited_notes(text: str, source: str | None) -> str:
     """New notes from a file, stdin ('-'), or $VISUAL / $EDITOR run on a copy of `text`."""
+    import os
     import shlex
     import subprocess
     import tempfile
