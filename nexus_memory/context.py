@@ -9,12 +9,10 @@ sessions, keeps only the results that are evidence rather than noise, and format
     ## Latest reflection
     <the newest version of the newest mental model with subtype 'reflection'>
 
-Noise rule (inject nothing rather than noise): a fact is injected only when
-  - its cosine similarity to the prompt is >= `min_score` (default 0.35; for MiniLM unrelated
-    sentences score about 0.0-0.2 and paraphrases above 0.5), or
-  - it shares a non-stopword term with the prompt (keyword hit), or it is linked to an entity the
-    prompt names (entity hit), or the prompt asked for a time window ("what did I do yesterday").
-The semantic strategy always returns *some* nearest neighbours; only they are held to the threshold.
+Noise rule (inject nothing rather than noise): only facts that are evidence for the prompt are
+injected (`nexus_memory.relevance`: a strong semantic match, or a weaker one that a named entity, a
+rare shared word or the prompt's time window confirms; a prompt about names this memory has never
+seen gets only strong matches). Recall always returns *some* nearest neighbours; the gate decides.
 When no fact passes, the answer is "" (the reflection alone is not injected: it is query-independent
 and would be repeated before every turn).
 """
@@ -23,16 +21,13 @@ from __future__ import annotations
 
 import logging
 
-from nexus_memory import db
+from nexus_memory import db, relevance
 from nexus_memory.ids import day_of
 from nexus_memory.recall.engine import recall
 from nexus_memory.recall.results import RecallResult, touch_results
 from nexus_memory.stores import Stores
 
 log = logging.getLogger(__name__)
-
-MIN_SEMANTIC_SIM = 0.35
-_EVIDENCE = ("keyword", "entity", "recency")
 
 
 def get_context(
@@ -43,7 +38,6 @@ def get_context(
     max_facts: int = 5,
     reference_time: int | None = None,
     embedder: object | None = None,
-    min_score: float = MIN_SEMANTIC_SIM,
     strict: bool = False,
 ) -> str:
     """The memory block for `prompt`, or "" when nothing relevant is remembered.
@@ -54,18 +48,14 @@ def get_context(
     that must tell "nothing relevant" from "recall failed").
     """
     try:
-        response = recall(
+        relevant = context_facts(
             stores,
             prompt,
-            scope=("facts",),
-            exclude_session_id=session_id,
-            max_results=max(max_facts * 3, 10),
-            budget="mid",
+            session_id=session_id,
+            max_facts=max_facts,
             reference_time=reference_time,
-            embedder=embedder,  # type: ignore[arg-type]
-            touch=False,
+            embedder=embedder,
         )
-        relevant = [r for r in response.results if is_relevant(r, min_score)][:max_facts]
         if not relevant:
             return ""
         touch_results(stores, relevant)
@@ -77,12 +67,29 @@ def get_context(
         return ""
 
 
-def is_relevant(result: RecallResult, min_score: float = MIN_SEMANTIC_SIM) -> bool:
-    """The noise rule of the module docstring."""
-    if any(strategy in result.ranks for strategy in _EVIDENCE):
-        return True
-    similarity = result.metadata.get("scores", {}).get("semantic")
-    return similarity is not None and similarity >= min_score
+def context_facts(
+    stores: Stores,
+    prompt: str,
+    *,
+    session_id: str | None = None,
+    max_facts: int = 5,
+    reference_time: int | None = None,
+    embedder: object | None = None,
+) -> list[RecallResult]:
+    """The facts `get_context` injects, best first (none when recall found only noise); touches nothing."""
+    response = recall(
+        stores,
+        prompt,
+        scope=("facts",),
+        exclude_session_id=session_id,
+        max_results=max(max_facts * 3, 10),
+        budget="mid",
+        reference_time=reference_time,
+        embedder=embedder,  # type: ignore[arg-type]
+        touch=False,
+    )
+    window = (response.time_after, response.time_before)
+    return relevance.evidence(stores.conn, prompt, response.results, window=window)[:max_facts]
 
 
 def format_context(facts: list[RecallResult], reflection: str | None) -> str:

@@ -1,9 +1,18 @@
-"""LoCoMo retrieval benchmark: recall@k through provenance back to dialogue ids, with a BM25 baseline.
+"""LoCoMo retrieval benchmark: recall@k through provenance back to dialogue ids, with a BM25 baseline,
+and how well memory injection (`get_context`) tells evidence from noise.
 
 For each conversation, in a fresh set of stores: ingest every turn (LoCoMo importer), group episodes,
 run the offline writer, embed, then recall each question within its conversation and map the
 returned facts to their source turns' `dia_id`s. recall@k = |evidence ∩ top-k turns| / |evidence|.
 The baseline is SQLite FTS5 BM25 over the raw turns, with the same stopword-free query terms.
+
+Injection, per conversation (`noise` in the output):
+- own_hit_rate: the share of its questions (categories 1-4) whose `get_context` block holds at least
+  one evidence turn (block facts mapped to dia_ids through provenance, as for recall@k);
+- silent_on_foreign: the share of its questions for which `get_context` injects nothing from a store
+  that holds only the *other* conversations (built like the others, through the whole pipeline).
+Those stores hold the same facts again, so vectors are computed once per text (`_VectorMemo`).
+
 No LLM is used anywhere. Nothing here knows about LoCoMo beyond the importer and the scoring.
 """
 
@@ -16,13 +25,17 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nexus_memory import db
 from nexus_memory.config import load_settings
-from nexus_memory.embeddings import embed_pending, get_embedder
+from nexus_memory.context import context_facts, get_context
+from nexus_memory.embeddings import Embedder, embed_pending, get_embedder
 from nexus_memory.episodes import build_episodes
 from nexus_memory.events import ingest
 from nexus_memory.importers import read_records
@@ -52,7 +65,31 @@ def recall_at(ranked: list[str], evidence: list[str], k: int) -> float:
     return len(gold & set(ranked[:k])) / len(gold) if gold else 0.0
 
 
-def _pipeline(stores: Stores) -> dict[str, float]:
+class _VectorMemo:
+    """An embedder that computes each text's vector once (the foreign stores repeat every fact).
+
+    Same model, same text, same vector: only the time is saved. Queries go to the model each time.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.model_name = embedder.model_name
+        self.dimension = embedder.dimension
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if missing:
+            self.vectors.update(zip(missing, self.embedder.encode(missing, batch_size=batch_size), strict=True))
+        if not texts:
+            return np.empty((0, self.dimension), np.float32)
+        return np.stack([self.vectors[t] for t in texts])
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embedder.encode_queries(texts)
+
+
+def _pipeline(stores: Stores, embedder: Embedder | _VectorMemo) -> dict[str, float]:
     """Episodes -> facts -> embeddings for every partition: the asset bodies, called directly."""
     started = time.perf_counter()
     partitions = stores.conn.execute("SELECT DISTINCT day, platform FROM events ORDER BY day").fetchall()
@@ -61,8 +98,21 @@ def _pipeline(stores: Stores) -> dict[str, float]:
         build_episodes(stores, day, platform)
         process_partition(stores, f"{day}|{platform}", writer)
     extracted = time.perf_counter()
-    embed_pending(stores, get_embedder(), target_types=("fact",))
+    embed_pending(stores, embedder, target_types=("fact",))  # type: ignore[arg-type]
     return {"extract_s": extracted - started, "embed_s": time.perf_counter() - extracted}
+
+
+@contextmanager
+def _built_store(
+    conversations: list[dict[str, Any]], data_dir: Path, embedder: Embedder | _VectorMemo
+) -> Iterator[tuple[Stores, dict[str, float]]]:
+    """Fresh stores in `data_dir` holding these conversations, through the whole pipeline; and its timings."""
+    data_dir.mkdir(parents=True)
+    source = data_dir / "conversations.json"
+    source.write_text(json.dumps(conversations))
+    with Stores(load_settings(data_dir=data_dir)) as stores:
+        ingest(stores, read_records(source, "locomo"))
+        yield stores, _pipeline(stores, embedder)
 
 
 def _fact_turns(stores: Stores, fact_ids: list[str]) -> list[str]:
@@ -97,15 +147,15 @@ def _bm25(conn: db.Connection, question: str, k: int) -> list[str]:
     return [r[0] for r in rows]
 
 
-def run_conversation(conversation: dict[str, Any], work_dir: Path, budget: str = "mid") -> list[dict[str, Any]]:
-    """Score every question of one conversation; returns one row per question."""
-    source = work_dir / f"{conversation['sample_id']}.json"
-    source.write_text(json.dumps([conversation]))
-    settings = load_settings(data_dir=work_dir / conversation["sample_id"])
+def run_conversation(
+    conversation: dict[str, Any], work_dir: Path, budget: str = "mid", embedder: Embedder | _VectorMemo | None = None
+) -> list[dict[str, Any]]:
+    """Score every question of one conversation; returns one row per question, then one about the store."""
     rows: list[dict[str, Any]] = []
-    with Stores(settings) as stores:
-        ingest(stores, read_records(source, "locomo"))
-        timings = _pipeline(stores)
+    with _built_store([conversation], work_dir / conversation["sample_id"], embedder or get_embedder()) as (
+        stores,
+        timings,
+    ):
         turns = [
             (json.loads(r[0])["dia_id"], r[1]) for r in stores.conn.execute("SELECT metadata, content FROM events")
         ]
@@ -128,16 +178,58 @@ def run_conversation(conversation: dict[str, Any], work_dir: Path, budget: str =
             latency = (time.perf_counter() - q_started) * 1000
             ranked = _fact_turns(stores, [r.id for r in response.results if r.type == "fact"])
             baseline = _bm25(bm25, qa["question"], max(KS))
+            injected = _fact_turns(stores, [r.id for r in context_facts(stores, qa["question"], reference_time=latest)])
             rows.append(
                 {
                     "category": qa["category"],
                     "latency_ms": latency,
                     **{f"r@{k}": recall_at(ranked, evidence, k) for k in KS},
                     **{f"bm25_r@{k}": recall_at(baseline, evidence, k) for k in KS},
+                    "context_hit": bool(set(injected) & set(evidence)),
                 }
             )
-        rows.append({"timings": timings, "facts": stores.counts()["facts"], "turns": len(turns)})
+        rows.append({"timings": timings, "facts": stores.counts()["facts"], "turns": len(turns), "latest": latest})
     return rows
+
+
+def silence_on_foreign(
+    conversation: dict[str, Any],
+    others: list[dict[str, Any]],
+    work_dir: Path,
+    embedder: Embedder | _VectorMemo,
+    reference_time: int | None,
+) -> list[bool]:
+    """For each question of `conversation`: does get_context inject nothing from a store of only `others`?"""
+    data_dir = work_dir / f"without-{conversation['sample_id']}"
+    with _built_store(others, data_dir, embedder) as (stores, _timings):
+        return [
+            get_context(stores, qa["question"], reference_time=reference_time, strict=True) == ""
+            for qa in conversation["qa"]
+            if isinstance(qa.get("question"), str)
+        ]
+
+
+def noise_figures(own: dict[str, list[dict[str, Any]]], silent: dict[str, list[bool]]) -> dict[str, Any]:
+    """own_hit_rate (categories 1-4) and silent_on_foreign per conversation and over all prompts."""
+
+    def share(flags: list[bool]) -> float | None:
+        return round(sum(flags) / len(flags), 4) if flags else None
+
+    hits = {sid: [r["context_hit"] for r in rows if r.get("category") in (1, 2, 3, 4)] for sid, rows in own.items()}
+    per = {
+        sid: {
+            "own_hit_rate": share(hits[sid]),
+            "own_questions": len(hits[sid]),
+            "silent_on_foreign": share(silent.get(sid, [])),
+            "foreign_prompts": len(silent.get(sid, [])),
+        }
+        for sid in own
+    }
+    return {
+        "own_hit_rate": share([h for flags in hits.values() for h in flags]),
+        "silent_on_foreign": share([s for flags in silent.values() for s in flags]),
+        "per_conversation": per,
+    }
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -176,20 +268,33 @@ def run(path: Path, *, conversations: int = 0, budget: str = "mid") -> dict[str,
         data = data[:conversations]
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
+    own: dict[str, list[dict[str, Any]]] = {}
+    latest: dict[str, int | None] = {}
     info: list[dict[str, Any]] = []
+    silent: dict[str, list[bool]] = {}
+    embedder = _VectorMemo(get_embedder())
     with tempfile.TemporaryDirectory(prefix="nexus-locomo-") as tmp:
         for conversation in data:
-            print(f"locomo: {conversation['sample_id']} ...", file=sys.stderr)
-            result = run_conversation(conversation, Path(tmp), budget=budget)
+            sample_id = conversation["sample_id"]
+            print(f"locomo: {sample_id} ...", file=sys.stderr)
+            result = run_conversation(conversation, Path(tmp), budget=budget, embedder=embedder)
+            own[sample_id] = result[:-1]
             rows += result[:-1]
-            info.append({"conversation": conversation["sample_id"], **result[-1]})
+            latest[sample_id] = result[-1].pop("latest")  # its questions are asked after its last turn
+            info.append({"conversation": sample_id, **result[-1]})
+        for conversation in data if len(data) > 1 else []:  # a store of the others needs one other
+            sample_id = conversation["sample_id"]
+            print(f"locomo: {sample_id} against a store of the other conversations ...", file=sys.stderr)
+            others = [c for c in data if c is not conversation]
+            silent[sample_id] = silence_on_foreign(conversation, others, Path(tmp), embedder, latest[sample_id])
     summary = summarise(rows)
     summary.update(
         budget=budget,
+        noise=noise_figures(own, silent),
         conversations=info,
         seconds=round(time.perf_counter() - started, 1),
         writer="offline",
-        model=get_embedder().model_name,
+        model=embedder.model_name,
     )
     return summary
 
