@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nexus_memory.bench.locomo import noise_figures, run
+from nexus_memory.bench.locomo import noise_figures, run, shared_speakers
 
 
 def _conversation(sample_id: str, a: str, b: str, sessions: list[tuple[str, list[str]]], qa: list[Any]) -> dict:
@@ -148,6 +148,7 @@ def test_noise_figures_per_conversation_and_overall(result: dict[str, Any]) -> N
         assert figures["silent_on_foreign"] >= 5 / 6, (sample_id, figures)
         assert figures["own_hit_rate"] >= 4 / 6, (sample_id, figures)
     assert noise["silent_on_foreign"] >= 0.9
+    assert noise["silent_on_foreign_other_prompts"] == noise["silent_on_foreign"]  # no speaker name is shared
     assert noise["own_hit_rate"] >= 0.8
     # Overall is the share over all prompts, not a mean of means.
     silent = sum(f["silent_on_foreign"] * f["foreign_prompts"] for f in per.values())
@@ -160,13 +161,28 @@ def test_noise_figures_arithmetic() -> None:
         "a": [{"category": 4, "context_hit": True}, {"category": 1, "context_hit": False}],
         "b": [{"category": 5, "context_hit": False}, {"category": 2, "context_hit": True}],
     }
-    figures = noise_figures(own, {"a": [True, True, False], "b": [True]})
+    silent = {"a": [("Did John call?", True), ("Is Johnny ok?", True), ("John's dog?", False)], "b": [("x", True)]}
+    figures = noise_figures(own, silent, {"a": ["John"], "b": []})
     assert figures["own_hit_rate"] == pytest.approx(2 / 3, abs=1e-4)  # category 5 is not scored
     assert figures["silent_on_foreign"] == 0.75
+    assert figures["silent_on_foreign_other_prompts"] == 1.0  # "Johnny" is not "John"
     assert figures["per_conversation"]["a"] == {
         "own_hit_rate": 0.5,
         "own_questions": 2,
         "silent_on_foreign": 0.6667,
         "foreign_prompts": 3,
+        "shared_speaker_names": ["John"],
+        "silent_on_foreign_other_prompts": 1.0,
+        "other_prompts": 1,
     }
     assert noise_figures({"a": []}, {})["per_conversation"]["a"]["silent_on_foreign"] is None
+
+
+def test_shared_speakers() -> None:
+    def conversation(sample_id: str, a: str, b: str) -> dict[str, Any]:
+        return {"sample_id": sample_id, "conversation": {"speaker_a": a, "speaker_b": b}}
+
+    found = shared_speakers(
+        [conversation("x", "John", "Maria"), conversation("y", "Tim", "John"), conversation("z", "A", "B")]
+    )
+    assert found == {"x": ["John"], "y": ["John"], "z": []}

@@ -47,9 +47,11 @@ DAY = (JUNE_2023 - 3_600_000, JUNE_2023 + 3_600_000)
         (_result(0.33, entities=(SARAH,)), KNOWN, False, (None, None), True),  # ... unless a named entity agrees
         (_result(0.33), KNOWN, True, (None, None), True),  # ... or a rare shared word
         (_result(0.33), NOTHING, False, DAY, True),  # ... or the time the prompt asked about
-        (_result(0.2, entities=(SARAH,)), KNOWN, True, DAY, False),  # too far whatever agrees
-        (_result(0.45), STRANGERS, True, (None, None), False),  # about someone unknown: not even a topic
-        (_result(0.52), STRANGERS, False, (None, None), True),  # ... a near-paraphrase still is
+        (_result(0.25, entities=(SARAH,)), KNOWN, False, DAY, True),  # weak, but two signals agree
+        (_result(0.25, entities=(SARAH,)), KNOWN, False, (None, None), False),  # ... one is not enough
+        (_result(0.15, entities=(SARAH,)), KNOWN, True, DAY, False),  # too far whatever agrees
+        (_result(0.55), STRANGERS, True, (None, None), False),  # about someone unknown: not even a topic
+        (_result(0.62), STRANGERS, False, (None, None), True),  # ... a near-paraphrase still is
         (_result(None, ranks={"recency": 1}), NOTHING, False, DAY, True),  # "what happened yesterday?"
         (_result(None), NOTHING, False, (None, None), False),  # keyword-only, vectors elsewhere: not enough
     ],
@@ -77,10 +79,19 @@ def test_read_prompt_against_the_store(stores: Stores) -> None:
     assert reading.named == {sarah} and reading.strangers == ()
     assert "pottery" in reading.rare_terms and "walk" not in reading.rare_terms  # in every fact: not rare
 
-    reading = read_prompt(conn, "When did Priya visit Lisbon with Mr. Okafor in May?")
+    reading = read_prompt(conn, "When did Priya meet Mr. Okafor in May?")
     assert reading.named == frozenset()
-    assert reading.strangers == ("priya", "okafor")  # Lisbon is in a fact, May is a month, When starts it
+    assert reading.strangers == ("priya", "okafor")  # May is a month, When starts the sentence
     assert reading.about_strangers
+    # A name the store knows besides them (Lisbon is in a fact): not a prompt about strangers only.
+    reading = read_prompt(conn, "When did Priya visit Lisbon with Mr. Okafor?")
+    assert reading.strangers == ("priya", "okafor") and reading.knows_a_name and not reading.about_strangers
+    # A short form of a known name is no stranger; a common noun entity or a date names nobody.
+    assert read_prompt(conn, "How is Sar doing?").strangers == ()
+    add_entity(stores, "pottery", type="concept")
+    add_entity(stores, "May 2023", type="date")
+    assert read_prompt(conn, "any pottery news from May 2023?").named == frozenset()
+    assert read_prompt(conn, "any Pottery news?").named != frozenset()
 
     # A capitalised word starting a sentence says nothing; lower-case prompts name nobody.
     assert read_prompt(conn, "Pottery? Tell me. Quantum physics is hard").strangers == ()

@@ -10,7 +10,9 @@ Injection, per conversation (`noise` in the output):
 - own_hit_rate: the share of its questions (categories 1-4) whose `get_context` block holds at least
   one evidence turn (block facts mapped to dia_ids through provenance, as for recall@k);
 - silent_on_foreign: the share of its questions for which `get_context` injects nothing from a store
-  that holds only the *other* conversations (built like the others, through the whole pipeline).
+  that holds only the *other* conversations (built like the others, through the whole pipeline);
+  `silent_on_foreign_other_prompts` is the same without the questions that name a speaker another
+  conversation also has (LoCoMo dev has two Johns: a memory that knows a John answers about him).
 Those stores hold the same facts again, so vectors are computed once per text (`_VectorMemo`).
 
 No LLM is used anywhere. Nothing here knows about LoCoMo beyond the importer and the scoring.
@@ -198,36 +200,71 @@ def silence_on_foreign(
     work_dir: Path,
     embedder: Embedder | _VectorMemo,
     reference_time: int | None,
-) -> list[bool]:
-    """For each question of `conversation`: does get_context inject nothing from a store of only `others`?"""
+) -> list[tuple[str, bool]]:
+    """(question, get_context injected nothing) for each question of `conversation`, put to a store
+    that holds only `others`."""
     data_dir = work_dir / f"without-{conversation['sample_id']}"
     with _built_store(others, data_dir, embedder) as (stores, _timings):
         return [
-            get_context(stores, qa["question"], reference_time=reference_time, strict=True) == ""
+            (qa["question"], get_context(stores, qa["question"], reference_time=reference_time, strict=True) == "")
             for qa in conversation["qa"]
             if isinstance(qa.get("question"), str)
         ]
 
 
-def noise_figures(own: dict[str, list[dict[str, Any]]], silent: dict[str, list[bool]]) -> dict[str, Any]:
-    """own_hit_rate (categories 1-4) and silent_on_foreign per conversation and over all prompts."""
+def shared_speakers(conversations: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per conversation, its speakers' names that a speaker of another conversation also has.
+
+    A store of the other conversations knows someone by that name (as far as any memory can tell, the
+    same person), so a question naming them is not about a stranger there; the figures say how many.
+    """
+
+    def speakers(conversation: dict[str, Any]) -> set[str]:
+        dialogue = conversation.get("conversation") or {}
+        return {n for n in (dialogue.get("speaker_a"), dialogue.get("speaker_b")) if isinstance(n, str)}
+
+    return {
+        c["sample_id"]: sorted(speakers(c) & {n for o in conversations if o is not c for n in speakers(o)})
+        for c in conversations
+    }
+
+
+def noise_figures(
+    own: dict[str, list[dict[str, Any]]],
+    silent: dict[str, list[tuple[str, bool]]],
+    shared: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    """own_hit_rate (categories 1-4) and silent_on_foreign per conversation and over all prompts.
+
+    `silent_on_foreign_other_prompts` leaves out the prompts that name a speaker another conversation
+    shares (`shared_speakers`): those are the collisions, the rest is noise proper.
+    """
 
     def share(flags: list[bool]) -> float | None:
         return round(sum(flags) / len(flags), 4) if flags else None
 
+    def names_any(question: str, names: list[str]) -> bool:
+        return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", question) for n in names)
+
+    shared = shared or {}
     hits = {sid: [r["context_hit"] for r in rows if r.get("category") in (1, 2, 3, 4)] for sid, rows in own.items()}
+    other = {sid: [ok for q, ok in silent.get(sid, []) if not names_any(q, shared.get(sid, []))] for sid in own}
     per = {
         sid: {
             "own_hit_rate": share(hits[sid]),
             "own_questions": len(hits[sid]),
-            "silent_on_foreign": share(silent.get(sid, [])),
+            "silent_on_foreign": share([ok for _, ok in silent.get(sid, [])]),
             "foreign_prompts": len(silent.get(sid, [])),
+            "shared_speaker_names": shared.get(sid, []),
+            "silent_on_foreign_other_prompts": share(other[sid]),
+            "other_prompts": len(other[sid]),
         }
         for sid in own
     }
     return {
         "own_hit_rate": share([h for flags in hits.values() for h in flags]),
-        "silent_on_foreign": share([s for flags in silent.values() for s in flags]),
+        "silent_on_foreign": share([ok for pairs in silent.values() for _, ok in pairs]),
+        "silent_on_foreign_other_prompts": share([ok for flags in other.values() for ok in flags]),
         "per_conversation": per,
     }
 
@@ -271,7 +308,7 @@ def run(path: Path, *, conversations: int = 0, budget: str = "mid") -> dict[str,
     own: dict[str, list[dict[str, Any]]] = {}
     latest: dict[str, int | None] = {}
     info: list[dict[str, Any]] = []
-    silent: dict[str, list[bool]] = {}
+    silent: dict[str, list[tuple[str, bool]]] = {}
     embedder = _VectorMemo(get_embedder())
     with tempfile.TemporaryDirectory(prefix="nexus-locomo-") as tmp:
         for conversation in data:
@@ -290,7 +327,7 @@ def run(path: Path, *, conversations: int = 0, budget: str = "mid") -> dict[str,
     summary = summarise(rows)
     summary.update(
         budget=budget,
-        noise=noise_figures(own, silent),
+        noise=noise_figures(own, silent, shared_speakers(data)),
         conversations=info,
         seconds=round(time.perf_counter() - started, 1),
         writer="offline",
