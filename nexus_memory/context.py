@@ -20,6 +20,7 @@ and would be repeated before every turn).
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from nexus_memory import db, relevance
 from nexus_memory.ids import day_of
@@ -30,32 +31,16 @@ from nexus_memory.stores import Stores
 log = logging.getLogger(__name__)
 
 
-def get_context(
-    stores: Stores,
-    prompt: str,
-    *,
-    session_id: str | None = None,
-    max_facts: int = 5,
-    reference_time: int | None = None,
-    embedder: object | None = None,
-    strict: bool = False,
-) -> str:
+def get_context(stores: Stores, prompt: str, *, strict: bool = False, **options: Any) -> str:
     """The memory block for `prompt`, or "" when nothing relevant is remembered.
 
-    Facts of the current `session_id` are excluded (the conversation already holds them). Injected
+    `options` are those of `context_facts` (session_id, max_facts, reference_time, embedder). Injected
     facts count as accessed. By default it never raises: injection must not break an agent turn, so
     a failure is logged and answered with "". `strict=True` lets the error through (tests, callers
     that must tell "nothing relevant" from "recall failed").
     """
     try:
-        relevant = context_facts(
-            stores,
-            prompt,
-            session_id=session_id,
-            max_facts=max_facts,
-            reference_time=reference_time,
-            embedder=embedder,
-        )
+        relevant = context_facts(stores, prompt, **options)
         if not relevant:
             return ""
         touch_results(stores, relevant)
@@ -76,7 +61,10 @@ def context_facts(
     reference_time: int | None = None,
     embedder: object | None = None,
 ) -> list[RecallResult]:
-    """The facts `get_context` injects, best first (none when recall found only noise); touches nothing."""
+    """The facts `get_context` injects, best first (none when recall found only noise); touches nothing.
+
+    Facts of the current `session_id` are excluded (the conversation already holds them).
+    """
     response = recall(
         stores,
         prompt,
