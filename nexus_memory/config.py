@@ -29,7 +29,7 @@ class Settings:
 
     data_dir: Path = field(default_factory=lambda: _env_path("NEXUS_DATA_DIR", Path.cwd() / "data"))
     inbox_dir: Path = field(default_factory=lambda: _env_path("NEXUS_INBOX_DIR", Path.cwd() / "inbox"))
-    # Daily partitions start here; events before it are kept but not partitioned.
+    # Daily partitions start here; the first partition also processes every earlier day.
     partition_start: str = field(default_factory=lambda: _env("NEXUS_PARTITION_START", "2019-01-01"))
     embedding_model: str = field(default_factory=lambda: _env("NEXUS_EMBEDDING_MODEL", "all-MiniLM-L6-v2"))
     torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
@@ -44,6 +44,9 @@ class Settings:
     llm_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", "not-needed"))
     llm_timeout_s: float = field(default_factory=lambda: float(_env("NEXUS_LLM_TIMEOUT_S", "60")))
     max_content_chars: int = field(default_factory=lambda: int(_env("NEXUS_MAX_CONTENT_CHARS", "100000")))
+    # Decay (lifecycle/decay.py): confidence x exp(-rate x days since last access); hidden below the threshold.
+    decay_rate: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_RATE", "0.01")))
+    decay_threshold: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_THRESHOLD", "0.05")))
 
     def __post_init__(self) -> None:
         # Overrides may arrive as strings (Dagster config, CLI flags); paths are always Paths.

@@ -6,7 +6,7 @@ sessions, keeps only the results that are evidence rather than noise, and format
     ## Relevant memory
     - Tyler works at Anthropic (2023-05-10)
 
-    ## Latest reflection
+    ## Weekly insight
     <the newest version of the newest mental model with subtype 'reflection'>
 
 Noise rule (inject nothing rather than noise): only facts that are evidence for the prompt are
@@ -81,11 +81,11 @@ def context_facts(
 
 
 def format_context(facts: list[RecallResult], reflection: str | None) -> str:
-    """'## Relevant memory' bullets (with dates), then '## Latest reflection' when there is one."""
+    """'## Relevant memory' bullets (with dates), then '## Weekly insight' (the latest reflection) if any."""
     lines = ["## Relevant memory"]
     lines += [f"- {' '.join(r.text.split())}{_date_suffix(r.as_of)}" for r in facts]
     if reflection:
-        lines += ["", "## Latest reflection", reflection.strip()]
+        lines += ["", "## Weekly insight", reflection.strip()]
     return "\n".join(lines) + "\n"
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from nexus_memory import db
 from nexus_memory.handles import EMAIL_RE, PHONE_RE, delivery_key, handle_type, names_another_handle
 from nexus_memory.ids import now_ms, stable_id, ulid
+from nexus_memory.lifecycle import merge_journal
 
 if TYPE_CHECKING:
     from nexus_memory.events import Event
@@ -340,6 +341,7 @@ def merge_entities(conn: db.Connection, winner_id: str, loser_id: str) -> None:
         raise MergeError("both entities must be live (not already merged)")
     now = now_ms()
     with db.transaction(conn):
+        merge_journal.record(conn, winner_id, loser_id, normalize(loser.name))  # so a person can undo it
         conn.execute("UPDATE entities SET merged_into = ?, updated_at = ? WHERE id = ?", (winner_id, now, loser_id))
         alias_type = (
             loser.type if loser.type in ("email", "phone") else "handle" if loser.type.endswith("_handle") else "name"

@@ -57,7 +57,7 @@ def test_context_block_with_dates_and_reflection(stores: Stores, memory: dict[st
     assert "- The user is allergic to peanuts (2023-06-20)" in block
     assert "- Sarah's birthday is on the fourth of July (2023-05-10)" in block
     assert "peanut-free" not in block  # the current session's own facts are not injected
-    assert block.endswith("## Latest reflection\nThe user cares about food safety and family\n")
+    assert block.endswith("## Weekly insight\nThe user cares about food safety and family\n")
 
 
 def test_context_is_empty_for_noise(stores: Stores, memory: dict[str, str]) -> None:
@@ -108,8 +108,13 @@ def test_schemas_are_valid_openai_tools() -> None:
         "remember_fact",
         "correct_fact",
         "confirm_fact",
+        "forget",
         "memory_stats",
         "get_entity_info",
+        "list_observations",
+        "show_observation",
+        "list_mental_models",
+        "show_mental_model",
     ]
     for tool in TOOLS:
         parsed = ChatCompletionFunctionTool.model_validate(tool)
@@ -212,7 +217,8 @@ def test_remember_correct_confirm_cycle(stores: Stores, memory: dict[str, str]) 
     assert "already corrected" in again["error"]
 
     confirmed = call_tool(stores, "confirm_fact", {"fact_id": corrected["fact_id"]})
-    assert confirmed["confirmed"] is True and confirmed["access_count"] >= 1
+    assert confirmed["confirmed"] is True and (confirmed["confidence"], confirmed["decay_rate"]) == (1.0, 0.0)
+    assert "already corrected" in call_tool(stores, "confirm_fact", {"fact_id": remembered["fact_id"]})["error"]
 
 
 def test_stats_and_entity_info(stores: Stores, memory: dict[str, str]) -> None:

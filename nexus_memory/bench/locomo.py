@@ -37,15 +37,15 @@ import numpy as np
 from nexus_memory import db
 from nexus_memory.config import load_settings
 from nexus_memory.context import context_facts, get_context
-from nexus_memory.embeddings import Embedder, embed_pending, get_embedder
-from nexus_memory.episodes import build_episodes
+from nexus_memory.embeddings import Embedder, get_embedder
 from nexus_memory.events import ingest
 from nexus_memory.importers import read_records
+from nexus_memory.layers import run_layers
+from nexus_memory.partitions import ledger_days
 from nexus_memory.recall import recall
 from nexus_memory.recall.keyword import extract_terms, match_expression
 from nexus_memory.stores import Stores
 from nexus_memory.writer.offline_writer import OfflineWriter
-from nexus_memory.writer.run import process_partition
 
 KS = (1, 5, 10, 20, 50)
 CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
@@ -92,16 +92,14 @@ class _VectorMemo:
 
 
 def _pipeline(stores: Stores, embedder: Embedder | _VectorMemo) -> dict[str, float]:
-    """Episodes -> facts -> embeddings for every partition: the asset bodies, called directly."""
-    started = time.perf_counter()
-    partitions = stores.conn.execute("SELECT DISTINCT day, platform FROM events ORDER BY day").fetchall()
+    """Every layer for every platform's whole history: the function the Dagster assets call."""
     writer = OfflineWriter()
-    for day, platform in partitions:
-        build_episodes(stores, day, platform)
-        process_partition(stores, f"{day}|{platform}", writer)
-    extracted = time.perf_counter()
-    embed_pending(stores, embedder, target_types=("fact",))  # type: ignore[arg-type]
-    return {"extract_s": extracted - started, "embed_s": time.perf_counter() - extracted}
+    seconds: dict[str, float] = defaultdict(float)
+    for platform in [r[0] for r in stores.conn.execute("SELECT DISTINCT platform FROM events ORDER BY platform")]:
+        days = ledger_days(stores, platform)
+        for report in run_layers(stores, platform, days, writer=writer, embedder=embedder):  # type: ignore[arg-type]
+            seconds[report.layer] += report.seconds
+    return {"extract_s": seconds["episodes"] + seconds["facts"], "embed_s": seconds["embeddings"]}
 
 
 @contextmanager

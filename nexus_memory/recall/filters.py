@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nexus_memory import db
+from nexus_memory.lifecycle.state import hidden_sql
 
 TOOL_PLATFORM = "memory_tool"  # platform of facts written through the agent tools (remember/correct)
 OBSERVATION_TYPE = "observation_v1"
@@ -56,13 +57,8 @@ class Filters:
             marks = db.placeholders(self.entity_ids) or "NULL"
             clauses.append(f"{a}.id IN (SELECT fact_id FROM fact_entities WHERE entity_id IN ({marks}))")
             args.extend(self.entity_ids)
-        # Facts are immutable: a correction is a new fact whose metadata names the one it replaces.
-        # Tool-written facts are few and indexed by platform, so this subquery stays cheap.
-        clauses.append(
-            f"{a}.id NOT IN (SELECT json_extract(metadata, '$.supersedes') FROM facts "
-            "WHERE platform = ? AND json_valid(metadata) AND json_extract(metadata, '$.supersedes') IS NOT NULL)"
-        )
-        args.append(TOOL_PLATFORM)
+        # Facts are immutable: a decayed or corrected one is hidden by its fact_state row (lifecycle/state.py).
+        clauses.append(f"NOT {hidden_sql(a)}")
         return " AND ".join(clauses), args
 
     def observation_sql(self) -> tuple[str, list[Any]] | None:
