@@ -206,6 +206,20 @@ def test_reviews_leave_notes_a_person_can_edit(stores: Stores) -> None:
     assert versions == 2  # the review's version and the person's edit; nothing overwritten
 
 
+def test_an_undone_merge_is_a_rejection_with_its_note(stores: Stores) -> None:
+    from nexus_memory.lifecycle.unmerge import unmerge
+
+    conn = stores.conn
+    a, b = identity.create_entity(conn, "Ann Lee", "person"), identity.create_entity(conn, "Annie", "person")
+    identity.propose_merge(conn, a, b, 0.8, "short form")
+    (candidate,) = _pending(stores)
+    identity.resolve_candidate(conn, candidate["id"], accept=True)
+    unmerge(conn, candidate["id"])
+    assert identity.propose_merge(conn, b, a, 0.9, "again")["status"] == "rejected"
+    rules = notes.current(conn).text.split("## Known aliases")[0]
+    assert '"Annie" (person' in rules and "undid the merge" in rules
+
+
 def test_a_name_cannot_break_out_of_its_note_line(stores: Stores) -> None:
     conn = stores.conn
     a = identity.create_entity(conn, "Priya", "person")
