@@ -247,9 +247,49 @@ def cmd_candidates(args: argparse.Namespace) -> int:
             return 2
         if args.action == "unmerge":
             return _unmerge(stores, args)
-        status = identity.resolve_candidate(stores.conn, args.id, accept=args.action == "accept")
-        print(f"{args.id}: {status}")
+        try:
+            status = identity.resolve_candidate(stores.conn, args.id, accept=args.action == "accept")
+        except identity.MergeError as exc:
+            return _fail(exc)
+        print(f"{args.id}: {status}" + (" (it will not be proposed again)" if status == "rejected" else ""))
     return 0
+
+
+def cmd_writer_notes(args: argparse.Namespace) -> int:
+    from nexus_memory.writer import notes
+
+    with Stores(load_settings()) as stores:
+        head = notes.current(stores.conn)
+        if args.action == "show":
+            print(head.text, end="" if head.text.endswith("\n") else "\n")
+            return 0
+        try:
+            text = _edited_notes(head.text, args.file)
+            saved = notes.save(stores.conn, text, based_on=head.id)
+        except (OSError, UnicodeDecodeError, notes.NotesError, RuntimeError) as exc:
+            return _fail(exc)
+    print(f"writer notes saved (version {saved.id})" if saved.id != head.id else "writer notes unchanged")
+    return 0
+
+
+def _edited_notes(text: str, source: str | None) -> str:
+    """New notes from a file, stdin ('-'), or $VISUAL / $EDITOR run on a copy of `text`."""
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    if source == "-":
+        return sys.stdin.read()
+    if source:
+        return Path(source).read_text(encoding="utf-8")
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory(prefix="nexus-notes-") as tmp:
+        path = Path(tmp) / "writer_notes.md"
+        path.write_text(text, encoding="utf-8")
+        if subprocess.run([*shlex.split(editor), str(path)], check=False).returncode != 0:
+            raise RuntimeError(f"{editor} exited with an error; the notes were not changed")
+        return path.read_text(encoding="utf-8")
 
 
 def cmd_failed(args: argparse.Namespace) -> int:
@@ -657,6 +697,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", default="pending")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_candidates)
+
+    p = sub.add_parser("writer-notes", help="show or edit the writer's notes (disambiguation rules, false positives)")
+    p.add_argument("action", choices=["show", "edit"])
+    p.add_argument("--file", help="edit: take the new notes from this file ('-': stdin) instead of $EDITOR")
+    p.set_defaults(func=cmd_writer_notes)
 
     p = sub.add_parser("failed", help="episodes whose writer run failed, with the reason")
     p.set_defaults(func=cmd_failed)

@@ -19,8 +19,12 @@ followed by its newer facts, then facts not already shown), keeping only evidenc
     ## Weekly insight
     <the newest version of the newest mental model with subtype 'reflection'>
 
-When nothing passes the noise rule the answer is "" (the reflection alone is not injected: it is
-query-independent and would be repeated before every turn).
+Noise rule (inject nothing rather than noise): only items that are evidence for the prompt are
+injected (`nexus_memory.relevance`: a strong semantic match, or a weaker one that a named entity, a
+rare shared word or the prompt's time window confirms; a prompt about names this memory has never
+seen gets only strong matches). Recall always returns *some* nearest neighbours; the gate decides.
+When no fact passes, the answer is "" (the reflection alone is not injected: it is query-independent
+and would be repeated before every turn).
 """
 
 from __future__ import annotations
@@ -29,11 +33,11 @@ import logging
 from collections.abc import Sequence
 
 from nexus_memory import db
-from nexus_memory.context_pack import MIN_SEMANTIC_SIM, ContextItem, build_context, is_relevant
+from nexus_memory.context_pack import ContextItem, build_context
 from nexus_memory.recall.results import touch_results
 from nexus_memory.stores import Stores
 
-__all__ = ["MIN_SEMANTIC_SIM", "format_context", "get_context", "is_relevant", "latest_reflection"]
+__all__ = ["format_context", "get_context", "latest_reflection"]
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +53,6 @@ def get_context(
     max_facts: int | None = 5,
     reference_time: int | None = None,
     embedder: object | None = None,
-    min_score: float = MIN_SEMANTIC_SIM,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     tags: Sequence[str] | None = None,
     strict: bool = False,
@@ -70,7 +73,6 @@ def get_context(
             max_facts=max_facts,
             reference_time=reference_time,
             embedder=embedder,
-            min_score=min_score,
             tags=tags,
         )
         if not items:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from nexus_memory import db
+from nexus_memory import db, relevance
 from nexus_memory.consolidation.render import MemberFact, fact_line
 from nexus_memory.consolidation.store import fact_rows, fact_vectors
 from nexus_memory.consolidation.subjects import load_entities
@@ -42,7 +42,6 @@ from nexus_memory.stores import Stores
 from nexus_memory.tokens import estimate_tokens
 from nexus_memory.vectors.vec0 import index_state
 
-MIN_SEMANTIC_SIM = 0.35
 LAYERS = ("mental_model", "observation", "fact")
 MODEL_SHARE = 0.15  # of the budget, at most, for one mental model
 SIBLINGS = 3  # members an observation adds beyond the recalled facts, when budget is left
@@ -75,14 +74,6 @@ class ContextItem:
         return estimate_tokens(self.text)
 
 
-def is_relevant(result: RecallResult, min_score: float = MIN_SEMANTIC_SIM) -> bool:
-    """The noise rule of the module docstring."""
-    if any(strategy in result.ranks for strategy in _EVIDENCE):
-        return True
-    similarity = result.metadata.get("scores", {}).get("semantic")
-    return similarity is not None and similarity >= min_score
-
-
 def build_context(
     stores: Stores,
     prompt: str,
@@ -93,7 +84,6 @@ def build_context(
     max_facts: int | None = None,
     reference_time: int | None = None,
     embedder: Any = None,
-    min_score: float = MIN_SEMANTIC_SIM,
     tags: Sequence[str] | None = None,
 ) -> list[ContextItem]:
     """The items of the context block for `prompt`, in injection order (see module docstring)."""
@@ -108,9 +98,7 @@ def build_context(
         embedder=embedder,
         tags=tags,
     )
-    return pack(
-        stores, prompt, recalled, max_tokens=max_tokens, max_facts=max_facts, embedder=embedder, min_score=min_score
-    )
+    return pack(stores, prompt, recalled, max_tokens=max_tokens, max_facts=max_facts, embedder=embedder)
 
 
 def fact_limit(max_tokens: int) -> int:
@@ -124,6 +112,7 @@ class Recalled:
 
     higher: list[RecallResult]
     facts: list[RecallResult]
+    window: tuple[int | None, int | None] = (None, None)  # the time the prompt asked about, if any
 
 
 def recall_layers(
@@ -152,9 +141,10 @@ def recall_layers(
             **common,
         ).results
     if "fact" in layers:
-        out.facts = recall(
+        response = recall(
             stores, prompt, scope=("facts",), exclude_session_id=session_id, max_results=fact_results, **common
-        ).results
+        )
+        out.facts, out.window = response.results, (response.time_after, response.time_before)
     return out
 
 
@@ -166,23 +156,29 @@ def pack(
     max_tokens: int,
     max_facts: int | None = None,
     embedder: Any = None,
-    min_score: float = MIN_SEMANTIC_SIM,
 ) -> list[ContextItem]:
     """Pack recalled items into `max_tokens` (see module docstring); items in injection order."""
-    higher = [r for r in recalled.higher if is_relevant(r, min_score) and r.metadata.get("subtype") != "reflection"]
+    # The noise gate (nexus_memory.relevance) decides for every layer; reflections and the writer's own
+    # notes are never injected as matches (the reflection has its own section).
+    higher = [
+        r
+        for r in relevance.evidence(stores.conn, prompt, recalled.higher, window=recalled.window)
+        if r.metadata.get("subtype") not in _NOT_INJECTED
+    ]
     packer = _Packer(stores, prompt, max_tokens, embedder, [r for r in higher if r.type == "observation"])
     for model in (r for r in higher if r.type == "mental_model"):
         packer.add_model(model)
     shown = 0
-    for result in recalled.facts:
+    for result in relevance.evidence(stores.conn, prompt, recalled.facts, window=recalled.window):
         if max_facts is not None and shown >= max_facts:
             break
-        if is_relevant(result, min_score) and packer.add_fact(result):
+        if packer.add_fact(result):
             shown += 1
     packer.add_siblings()
     return packer.finish()
 
 
+_NOT_INJECTED = ("reflection", "writer_notes")
 _FACT_LINE = re.compile(r"^- \d{1,2} [A-Z][a-z]+ \d{4}: ")
 
 

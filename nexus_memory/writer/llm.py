@@ -29,6 +29,7 @@ from nexus_memory import db, identity
 from nexus_memory.config import Settings
 from nexus_memory.events import Event, InvalidRecord, parse_timestamp
 from nexus_memory.llm_json import llm_settings, openai_client
+from nexus_memory.writer import notes as writer_notes
 from nexus_memory.writer.base import EpisodeInput, WriteResult, WriterFailure
 from nexus_memory.writer.tools import ToolError, WriterTools
 
@@ -182,6 +183,12 @@ class _Call:
 def load_role_prompt() -> str:
     """The writer's role prompt, shipped as package data."""
     return (resources.files("nexus_memory") / "prompts" / "writer_role.md").read_text(encoding="utf-8")
+
+
+def system_prompt(role_prompt: str, tools: WriterTools) -> str:
+    """The role prompt, then the writer's notes (disambiguation rules, false positives) when there are any."""
+    notes = writer_notes.for_prompt(tools.conn)
+    return f"{role_prompt.rstrip()}\n\n{notes}" if notes else role_prompt
 
 
 def iso(ms: int) -> str:
@@ -542,7 +549,7 @@ class LLMWriter:
         """One pass of the tool loop; returns finish's summary or raises _AttemptFailed."""
         model_tools = ModelTools(tools, episode)
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self.role_prompt},
+            {"role": "system", "content": system_prompt(self.role_prompt, tools)},
             {"role": "user", "content": user_message},
         ]
         temperature = self.temperature if attempt == 0 else max(self.temperature, RETRY_TEMPERATURE)

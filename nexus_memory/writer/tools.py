@@ -218,14 +218,17 @@ class WriterTools:
     def create_entity(
         self, name: str, type: str, normalized: str | None = None, source: str = "inferred"
     ) -> dict[str, Any]:
-        """Create an entity, or return the live one with the same normalised name and type."""
+        """Create an entity, or return the live one with the same normalised name and type (or any type,
+        when a merge made the name known: a person accepted that it names that entity)."""
         if not isinstance(name, str) or not name.strip():
             raise ToolError("create_entity needs a non-empty 'name'")
         if not isinstance(type, str) or not re.fullmatch(r"[a-z_]{2,40}", type):
             raise ToolError("'type' must be a lower-case word such as person, organization, email, phone")
         if source not in ("inferred", "user", "import"):
             raise ToolError("'source' must be inferred, user or import (delivery entities come from deliveries)")
-        existing = identity.find_entities(self.conn, normalized or name, type=type)
+        existing = identity.find_entities(self.conn, normalized or name, type=type) or identity.known_by_merge(
+            self.conn, normalized or name
+        )
         if existing:
             return {"entity_id": existing[0].id, "status": "existing"}
         entity_id = identity.create_entity(self.conn, name, type, source=source, normalized=normalized)
