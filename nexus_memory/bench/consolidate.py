@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from nexus_memory import db
-from nexus_memory.bench_locomo import CATEGORIES, normalise_evidence
+from nexus_memory.bench.locomo import CATEGORIES, normalise_evidence
 from nexus_memory.config import load_settings
 from nexus_memory.consolidation import consolidate
 from nexus_memory.consolidation.store import observation_summary
