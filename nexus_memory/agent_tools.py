@@ -1,6 +1,6 @@
 """Memory tools for agents: OpenAI function-tool schemas and a dispatcher that never raises.
 
-Tools (seed 000's recall, seed 001's orchestrator tools, the lifecycle):
+Tools (recall, the memory tools of docs/recall.md, the lifecycle of docs/lifecycle.md):
   recall, search_memory, remember_fact, correct_fact, confirm_fact, forget, memory_stats, get_entity_info,
   list_observations, show_observation, list_mental_models, show_mental_model, create_mental_model,
   refresh_mental_model.
@@ -9,7 +9,7 @@ Tools (seed 000's recall, seed 001's orchestrator tools, the lifecycle):
 fields, types, enums, ranges, unknown keys) and returns a JSON-serialisable dict: the result, or
 {"error": "..."} for bad input or a failure, so the agent loop can show the model what went wrong.
 
-Facts are immutable (seed 000), which shapes the write tools:
+Facts are immutable (docs/layers.md), which shapes the write tools:
   - remember_fact inserts a fact with platform 'memory_tool' and metadata {"source": "user"};
   - correct_fact inserts the replacement with metadata {"supersedes": <old id>} and hides the old one
     beside it (fact_state, lifecycle/corrections.py): recall never returns it again, and what was built

@@ -1,4 +1,4 @@
-"""The hierarchical context block within a token budget (seed 000's retrieval order): mental models, then
+"""The hierarchical context block within a token budget (the retrieval order of docs/recall.md): mental models, then
 observations, then facts.
 
 `build_context(stores, prompt, max_tokens=800)` recalls the higher layers and the facts separately, keeps

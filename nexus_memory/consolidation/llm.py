@@ -1,4 +1,4 @@
-"""The LLM consolidator: one schema-constrained JSON call per fact (seed 002's observation analysis).
+"""The LLM consolidator: one schema-constrained JSON call per fact (the observation analysis of docs/layers.md).
 
 The model sees the new fact (with its date and subject), the subject's related observations (o1, o2, ...)
 and related unassigned facts (f1, f2, ...), and answers {"actions": [...]}: create, update or delete,

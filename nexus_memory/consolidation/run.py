@@ -1,4 +1,4 @@
-"""`consolidate(stores)`: every unconsolidated fact, one at a time, into observations (seed 002's loop).
+"""`consolidate(stores)`: every unconsolidated fact, one at a time, into observations (the loop of docs/layers.md).
 
 For each fact, in time order: recall related observations and facts (the subject's view), let the
 consolidator plan (isolated, or create / update / delete observations), apply the plan in memory, and

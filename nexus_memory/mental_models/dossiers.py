@@ -1,4 +1,4 @@
-"""Dossiers: each current mental model as a markdown file in a workspace folder (seed 003's derived documents).
+"""Dossiers: each current mental model as a markdown file in a workspace folder (derived documents, docs/layers.md).
 
 `<dossiers>/<root_id>.md` holds the model's report, its version and sources, and a stale banner when the
 memory has moved on since the version was written. Files are rewritten only when their text changes,

@@ -1,4 +1,4 @@
--- memory.db migration 2: what consolidation (Layer 3) and mental models (Layer 4) need beyond seed 000.
+-- memory.db migration 2: what consolidation (Layer 3) and mental models (Layer 4) need beyond migration 1 (see docs/layers.md).
 
 -- An observation's version chain (root_id: the id of its first run), the entity it is about and
 -- its topic label, so "current observations of entity X" is one index range.
@@ -9,7 +9,7 @@ CREATE INDEX idx_analysis_runs_entity ON analysis_runs(entity_id, is_stale);
 CREATE INDEX idx_analysis_runs_root ON analysis_runs(root_id);
 
 -- New facts that share an entity with a current observation make it stale until consolidation has
--- looked at them (seed 000: "set TRUE when new facts arrive that affect this observation").
+-- looked at them (set when new facts arrive that affect the observation; docs/layers.md).
 -- A trigger, so every write path (offline writer, LLM writer, agent tools, entity merges) does it.
 CREATE TRIGGER fact_entities_stale_observations AFTER INSERT ON fact_entities BEGIN
     UPDATE analysis_runs SET is_stale = 1
