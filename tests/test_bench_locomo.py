@@ -186,3 +186,16 @@ def test_shared_speakers() -> None:
         [conversation("x", "John", "Maria"), conversation("y", "Tim", "John"), conversation("z", "A", "B")]
     )
     assert found == {"x": ["John"], "y": ["John"], "z": []}
+
+
+def test_bench_consolidate_runs_on_the_small_conversations(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`bench consolidate` end to end on the same three conversations: keys present, second run unchanged."""
+    from nexus_memory.bench.consolidate import run as run_consolidate
+
+    path = tmp_path_factory.mktemp("consolidate") / "small.json"
+    path.write_text(json.dumps(CONVERSATIONS))
+    report = run_consolidate(path, conversations=1)
+    assert set(report["context_recall"]) == {"400", "800", "1600"}
+    assert all(0.0 <= figures[mode] <= 1.0 for figures in report["context_recall"].values() for mode in figures)
+    assert report["facts"] > 0
+    assert report["second_run_identical"] is True

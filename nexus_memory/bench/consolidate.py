@@ -57,7 +57,7 @@ def _build(stores: Stores) -> dict[str, float]:
     for day, platform in days:
         started = time.perf_counter()
         build_episodes(stores, day, platform)
-        process_partition(stores, f"{day}|{platform}", writer)
+        process_partition(stores, day, platform, writer)
         extracted = time.perf_counter()
         embed_pending(stores, embedder, target_types=("fact",))
         embedded = time.perf_counter()
