@@ -37,11 +37,11 @@ class WriterResource(dg.ConfigurableResource):
     def get_writer(self) -> EpisodeWriter:
         settings = load_settings()
         base_url = self.llm_base_url or settings.llm_base_url
-        model = self.llm_model or settings.llm_model
+        model = self.llm_model or settings.llm_model_for("writer")
         if base_url and model:
             from nexus_memory.writer.llm import LLMWriter
 
-            return LLMWriter(base_url, model, settings.llm_api_key, timeout_s=settings.llm_timeout_s)
+            return LLMWriter.from_settings(load_settings(llm_base_url=base_url, llm_model_writer=model))
         from nexus_memory.writer.offline_writer import OfflineWriter
 
         return OfflineWriter()
