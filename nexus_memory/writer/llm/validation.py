@@ -214,14 +214,17 @@ class EpisodeView:
         return next((n for n in sorted(self.claimed.get(event.sender_id, ())) if _mentions(words, n)), None)
 
 
-def validate(document: dict[str, Any], view: EpisodeView) -> Plan:
+def validate(document: dict[str, Any], view: EpisodeView, *, max_facts: int = 50) -> Plan:
     """Judge every fact, causal link and identity claim of a schema-valid document against the episode."""
     plan = Plan()
     # Claims first: a name claimed in this document must not become the speaker's name in its facts.
     for item in document.get("identity_claims", []):
         _claim(item, view, plan)
     for number, item in enumerate(document.get("facts", []), 1):
-        _fact(number, item, view, plan)
+        if number > max_facts:
+            plan.drop("fact", "over_limit", f"#{number} {str(item.get('text', ''))[:80]!r}")
+        else:
+            _fact(number, item, view, plan)
     kept = {f.number: f for f in plan.facts}
     for item in document.get("causal_links", []):
         _link(item, kept, len(document.get("facts", [])), plan)
