@@ -65,7 +65,9 @@ def render_episode(tools: WriterTools, episode: EpisodeInput, closing: str) -> s
     if episode.context:
         lines += ["", "CONTEXT EVENTS (earlier in the thread; for understanding only, do not extract from them):"]
         for event in episode.context:
-            lines.append(f"- {iso(event.as_of)} {delivery_line(event)}: {clip(event.content, MAX_CONTEXT_CHARS)}")
+            # Who and when is enough to follow the thread; the full deliveryContext is for new events.
+            who = event.sender_name or event.sender_id
+            lines.append(f"- {iso(event.as_of)} {who} ({event.direction}): {clip(event.content, MAX_CONTEXT_CHARS)}")
     lines += ["", "NEW EVENTS (extract from these; cite the ref of the event each fact comes from):"]
     for ref, event in zip(event_refs(episode), episode.events, strict=True):
         entity = sender_entity_id(tools, event)
