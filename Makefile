@@ -7,6 +7,8 @@ FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 export DAGSTER_HOME ?= $(CURDIR)/dagster_home
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
+# The browser test drives Debian's Chromium; `make test` installs it when missing (as root or via sudo -n).
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: install demo test ui lint bench clean
 
@@ -23,8 +25,11 @@ demo: install
 	$(BIN)/nexus-memory pipeline
 	$(BIN)/nexus-memory stats
 
-test: install
+test: install $(CHROMIUM)
 	$(BIN)/python -m pytest -q
+
+$(CHROMIUM):
+	@bash scripts/ensure-chromium.sh $@
 
 ui: install
 	$(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml

@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from nexus_memory import db, identity
-from nexus_memory.ids import now_ms, ulid
+from nexus_memory.ids import day_of, now_ms, ulid
+from nexus_memory.recall.arguments import RecallArgumentError
 from nexus_memory.recall.engine import (
     BUDGETS,
     SCOPES,
@@ -36,11 +36,14 @@ from nexus_memory.recall.engine import (
 from nexus_memory.recall.query_entities import match_query_entities
 from nexus_memory.recall.results import RecallResult
 from nexus_memory.stores import Stores
+from nexus_memory.textcheck import one_line, show, unicode_problem
 
 log = logging.getLogger(__name__)
 
 MAX_TEXT = 4_000  # characters of a remembered fact
 MAX_QUERY = 10_000
+MAX_NAME = 256  # an entity name, platform or id argument
+MAX_TIME = 2**53  # time_after / time_before: unix ms (the engine's bound)
 
 
 def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -60,7 +63,12 @@ def _tool(name: str, description: str, properties: dict[str, Any], required: lis
 
 
 _QUERY = {"type": "string", "description": "What to look for, in natural language.", "maxLength": MAX_QUERY}
-_FACT_ID = {"type": "string", "description": "The id of a fact, as returned by search_memory or recall."}
+_FACT_ID = {
+    "type": "string",
+    "maxLength": MAX_NAME,
+    "description": "The id of a fact, as returned by search_memory or recall.",
+}
+_ENTITY = {"type": "string", "maxLength": MAX_NAME, "description": "Only results about this person/thing (name or id)."}
 
 TOOLS: list[dict[str, Any]] = [
     _tool(
@@ -73,12 +81,27 @@ TOOLS: list[dict[str, Any]] = [
             "scope": {
                 "type": "array",
                 "items": {"type": "string", "enum": list(SCOPES)},
+                "maxItems": len(SCOPES),
                 "description": "What to search (default facts, observations, mental_models).",
             },
-            "entity": {"type": "string", "description": "Only results about this person/thing (name or id)."},
-            "time_after": {"type": "integer", "description": "Only results at or after this unix time (ms)."},
-            "time_before": {"type": "integer", "description": "Only results at or before this unix time (ms)."},
-            "platform": {"type": "string", "description": "Only results from this platform, e.g. 'imessage'."},
+            "entity": _ENTITY,
+            "time_after": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_TIME,
+                "description": "Only results at or after this unix time (ms).",
+            },
+            "time_before": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_TIME,
+                "description": "Only results at or before this unix time (ms).",
+            },
+            "platform": {
+                "type": "string",
+                "maxLength": MAX_NAME,
+                "description": "Only results from this platform, e.g. 'imessage'.",
+            },
             "max_results": {
                 "type": "integer",
                 "minimum": 1,
@@ -99,7 +122,7 @@ TOOLS: list[dict[str, Any]] = [
         {
             "query": _QUERY,
             "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many facts (default 5)."},
-            "entity": {"type": "string", "description": "Only facts about this person/thing (name or id)."},
+            "entity": {**_ENTITY, "description": "Only facts about this person/thing (name or id)."},
         },
         ["query"],
     ),
@@ -115,7 +138,8 @@ TOOLS: list[dict[str, Any]] = [
             },
             "entities": {
                 "type": "array",
-                "items": {"type": "string", "minLength": 1},
+                "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
+                "maxItems": 50,
                 "description": "Names of the people/places/things the fact is about.",
             },
         },
@@ -127,7 +151,7 @@ TOOLS: list[dict[str, Any]] = [
         {
             "fact_id": _FACT_ID,
             "new_text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "description": "The corrected fact."},
-            "reason": {"type": "string", "description": "Why it was wrong (optional)."},
+            "reason": {"type": "string", "maxLength": MAX_TEXT, "description": "Why it was wrong (optional)."},
         },
         ["fact_id", "new_text"],
     ),
@@ -138,7 +162,7 @@ TOOLS: list[dict[str, Any]] = [
         "Everything known about one person/place/thing: aliases, merged duplicates and the "
         "latest facts. For 'tell me everything about X'.",
         {
-            "entity": {"type": "string", "minLength": 1, "description": "Name, alias or id."},
+            "entity": {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "description": "Name, alias or id."},
             "limit": {
                 "type": "integer",
                 "minimum": 1,
@@ -176,12 +200,17 @@ def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> lis
         return [f"{path} must be {'an' if expected[0] in 'aeiou' else 'a'} {expected}, got {type(value).__name__}"]
     errors: list[str] = []
     if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path} must be one of {schema['enum']}, got {value!r}")
+        errors.append(f"{path} must be one of {schema['enum']}, got {show(value)}")
     if isinstance(value, str):
         if len(value.strip()) < schema.get("minLength", 0):
             errors.append(f"{path} must not be empty")
         if len(value) > schema.get("maxLength", len(value)):
             errors.append(f"{path} is longer than {schema['maxLength']} characters")
+        elif problem := unicode_problem(value):  # SQLite cannot store or match a lone surrogate
+            errors.append(f"{path} {problem}")
+    if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
+        errors.append(f"{path} has more than {schema['maxItems']} items")
+        return errors
     if isinstance(value, int | float) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
             errors.append(f"{path} must be >= {schema['minimum']}")
@@ -195,7 +224,9 @@ def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> lis
         errors += [f"missing required argument {key!r}" for key in schema.get("required", []) if key not in value]
         if schema.get("additionalProperties") is False:
             errors += [
-                f"unknown argument {key!r} (allowed: {sorted(properties)})" for key in value if key not in properties
+                f"unknown argument {show(key)} (allowed: {sorted(properties)})"
+                for key in value
+                if key not in properties
             ]
         for key, item in value.items():
             if key in properties:
@@ -218,24 +249,31 @@ def call_tool(
     """Validate and run one tool call; always returns a dict (an {"error": ...} one on failure).
 
     `arguments` may be the JSON string of an OpenAI tool call. `session_id` tags facts the agent
-    writes with its session; `embedder` / `reference_time` are passed to recall.
+    writes with its session; `embedder` / `reference_time` are passed to recall. Bad input of any
+    kind (a name that is not a string, arguments that are not JSON or nest too deep, values of the
+    wrong type, out of range or not valid Unicode) is an {"error": ...} result and writes nothing.
     """
-    if name not in _HANDLERS:
-        return {"error": f"unknown tool {name!r}; available: {sorted(_HANDLERS)}"}
+    if not isinstance(name, str) or name not in _HANDLERS:
+        what = f"tool {show(name)}" if isinstance(name, str) else f"tool name of type {type(name).__name__}"
+        return {"error": f"unknown {what}; available: {sorted(_HANDLERS)}"}
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         arguments = {}
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
+        except RecursionError:
+            return {"error": "arguments are not usable JSON: nested too deeply"}
         except ValueError as exc:
-            return {"error": f"arguments are not valid JSON: {exc}"}
+            return {"error": f"arguments are not valid JSON: {one_line(exc, 300)}"}
     errors = validate(_SCHEMAS[name], arguments)
+    if session_id is not None and (not isinstance(session_id, str) or unicode_problem(session_id)):
+        errors.append("session_id must be a string of valid Unicode")
     if errors:
         return {"error": "invalid arguments: " + "; ".join(errors)}
     try:
         return _HANDLERS[name](_Call(stores, session_id, embedder, reference_time), **arguments)
-    except ToolError as exc:
-        return {"error": str(exc)}
+    except (ToolError, RecallArgumentError) as exc:
+        return {"error": one_line(exc)}
     except Exception as exc:  # the agent loop gets an error result, never an exception
         log.exception("tool %s failed", name)
         return {"error": f"internal error in {name}: {type(exc).__name__}: {exc}"}
@@ -297,7 +335,7 @@ def result_dict(result: RecallResult) -> dict[str, Any]:
 
 
 def iso_date(ms: int | None) -> str | None:
-    return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
+    return None if ms is None else day_of(ms)
 
 
 def _remember_fact(call: _Call, text: str, entities: list[str] | None = None) -> dict[str, Any]:

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from nexus_memory.config import load_settings
 from nexus_memory.stores import Stores
@@ -20,29 +16,53 @@ def _print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
+def _fail(message: object) -> int:
+    """One line on stderr saying what is wrong; exit status 2 (nothing was done)."""
+    from nexus_memory.textcheck import one_line
+
+    print(f"error: {one_line(message)}", file=sys.stderr)
+    return 2
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from nexus_memory.events import IngestSummary
     from nexus_memory.ingest import detect_format, ingest_file
 
     path = Path(args.path)
     if not path.is_file():
-        print(f"error: {path} is not a file", file=sys.stderr)
-        return 2
-    fmt = args.format or detect_format(path)
-    with Stores(load_settings()) as stores, tqdm(desc=f"ingest {path.name}", unit="rec", file=sys.stderr) as bar:
-        summary = ingest_file(stores, path, fmt, on_record=lambda _s: bar.update(1))
+        return _fail(f"{path} {'is not a file' if path.exists() else 'does not exist'}")
+    bar: list[tqdm] = []  # made at the first record, so a file refused as a whole prints only its error
+
+    def progress(_summary: IngestSummary) -> None:
+        if not bar:
+            bar.append(tqdm(desc=f"ingest {path.name}", unit="rec", file=sys.stderr))
+        bar[0].update(1)
+
+    try:
+        fmt = args.format or detect_format(path)
+        with Stores(load_settings()) as stores:
+            summary = ingest_file(stores, path, fmt, on_record=progress)
+    except ValueError as exc:  # the file as a whole: missing, empty, not JSON, wrong shape, unknown format
+        return _fail(exc)
+    finally:
+        for b in bar:
+            b.close()
     data = summary.as_dict()
     if args.json:
         _print_json(data)
     else:
         print(
             f"read {data['read']}, ingested {data['ingested']}, duplicates {data['duplicates']}, "
-            f"rejected {data['rejected']}, partitions touched {len(data['partitions'])}"
+            f"conflicts {data['conflicts']}, rejected {data['rejected']}, "
+            f"partitions touched {len(data['partitions'])}"
         )
+        if summary.conflicts:
+            print(f"  {summary.conflicts} record(s) reuse an event id with other content; the stored events are kept")
         for line in data["rejects"][:20]:
             print(f"  rejected {line}")
-    return 1 if summary.rejected else 0
+    return 1 if summary.rejected or summary.conflicts else 0
 
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
@@ -69,19 +89,35 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from nexus_memory.analytics.report import build_report, render_text
+    from nexus_memory.analytics.source import StoresMissing
+
+    try:
+        report = build_report(load_settings(), args.section or None)
+    except StoresMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _print_json(report) if args.json else print(render_text(report))
+    return 0
+
+
 def cmd_recall(args: argparse.Namespace) -> int:
-    from nexus_memory.recall import recall
+    from nexus_memory.recall import RecallArgumentError, recall
 
     with Stores(load_settings()) as stores:
-        response = recall(
-            stores,
-            args.query,
-            budget=args.budget,
-            max_results=args.max_results,
-            platform=args.platform,
-            entity=args.entity,
-            thread_id=args.thread,
-        )
+        try:
+            response = recall(
+                stores,
+                args.query,
+                budget=args.budget,
+                max_results=args.max_results,
+                platform=args.platform,
+                entity=args.entity,
+                thread_id=args.thread,
+            )
+        except RecallArgumentError as exc:
+            return _fail(exc)
     if args.json:
         from dataclasses import asdict
 
@@ -138,8 +174,9 @@ def cmd_failed(args: argparse.Namespace) -> int:
 def cmd_rebuild_index(args: argparse.Namespace) -> int:
     from nexus_memory.embeddings import get_embedder, rebuild_index, reembed
 
-    embedder = get_embedder(args.model or None)
-    with Stores(load_settings()) as stores:
+    settings = load_settings()
+    embedder = get_embedder(args.model or None, settings=settings)
+    with Stores(settings) as stores:
         if args.reembed:
             stats = reembed(
                 stores,
@@ -156,7 +193,7 @@ def cmd_rebuild_index(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.kind == "extract" and args.writer == "llm":
-        from nexus_memory.writer.bench_llm import run_llm
+        from nexus_memory.bench.extract_llm import run_llm
 
         result = run_llm(
             Path(args.data),
@@ -166,19 +203,32 @@ def cmd_bench(args: argparse.Namespace) -> int:
             mode=args.mode,
         )
     elif args.kind == "extract":
-        from nexus_memory.writer.bench_extract import run as run_extract
+        from nexus_memory.bench.extract import run as run_extract
 
         result = run_extract(Path(args.data))
+    elif args.kind == "analytics":
+        from nexus_memory.analytics.bench import run as run_analytics
+        from nexus_memory_assets.analytics import time_materialisation
+
+        data_dir = Path(args.data_dir or load_settings().data_dir / "bench-analytics")
+        result = run_analytics(data_dir, args.events, progress=lambda line: print(line, file=sys.stderr))
+        result["dagster"] = time_materialisation(str(data_dir))
     elif args.kind == "locomo":
-        from nexus_memory.bench_locomo import run as run_locomo
+        from nexus_memory.bench.locomo import run as run_locomo
 
         result = run_locomo(Path(args.data), conversations=args.conversations)
     else:
-        from nexus_memory.bench_recall import run as run_recall
+        from nexus_memory.bench.recall import run as run_recall
 
         result = run_recall(args.facts, queries=args.queries)
     _print_json(result) if args.json else print(json.dumps(result, indent=1, default=str))
     return 0
+
+
+def _report_sections() -> list[str]:
+    from nexus_memory.analytics.report import SECTIONS
+
+    return list(SECTIONS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -199,6 +249,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help="row counts of every layer")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("report", help="the operator's figures: backlog, outcomes, entities, coverage (read-only)")
+    p.add_argument("--section", action="append", choices=_report_sections(), help="only this section (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("recall", help="search memory")
     p.add_argument("query")
@@ -236,8 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_rebuild_index)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall")
-    p.add_argument("kind", choices=["extract", "locomo", "recall"])
+    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | analytics")
+    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics"])
     p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
     p.add_argument("--conversations", type=int, default=0, help="locomo, extract: only the first N conversations")
     p.add_argument("--writer", choices=["offline", "llm"], default="offline", help="extract: which writer to judge")
@@ -246,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--episode-turns", type=int, default=0, help="extract --writer llm: split sessions every N turns")
     p.add_argument("--facts", type=int, default=100_000, help="recall: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--events", type=int, default=100_000, help="analytics: synthetic store size")
+    p.add_argument("--data-dir", help="analytics: where the synthetic store is built and kept")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
     return parser

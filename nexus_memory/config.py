@@ -1,12 +1,17 @@
-"""Settings read from the environment, with defaults that work on a fresh checkout."""
+"""Settings: the one place configuration comes from (the environment, then explicit overrides).
+
+Every part of Nexus Memory reads its configuration from a `Settings`; nothing else reads NEXUS_*
+variables. The stores default to `./data` and the inbox to `./inbox` under the working directory
+at the moment the settings are made (made absolute then, so a later chdir moves nothing): the
+commands of the Makefile and the Dagster UI all run from the checkout, and an installed package
+never writes into site-packages. See docs/decisions.md.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _env(name: str, default: str) -> str:
@@ -14,18 +19,26 @@ def _env(name: str, default: str) -> str:
     return value or default
 
 
+def _env_path(name: str, default: Path) -> Path:
+    return Path(_env(name, str(default))).expanduser().absolute()
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable about a Nexus Memory installation."""
 
-    data_dir: Path = field(default_factory=lambda: Path(_env("NEXUS_DATA_DIR", str(REPO_ROOT / "data"))))
-    inbox_dir: Path = field(default_factory=lambda: Path(_env("NEXUS_INBOX_DIR", str(REPO_ROOT / "inbox"))))
+    data_dir: Path = field(default_factory=lambda: _env_path("NEXUS_DATA_DIR", Path.cwd() / "data"))
+    inbox_dir: Path = field(default_factory=lambda: _env_path("NEXUS_INBOX_DIR", Path.cwd() / "inbox"))
     # Daily partitions start here; events before it are kept but not partitioned.
     partition_start: str = field(default_factory=lambda: _env("NEXUS_PARTITION_START", "2019-01-01"))
     embedding_model: str = field(default_factory=lambda: _env("NEXUS_EMBEDDING_MODEL", "all-MiniLM-L6-v2"))
     torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
     # "onnx": recall embeds queries with an ONNX export of the model (~3x faster, same vectors); "torch"
     query_backend: str = field(default_factory=lambda: _env("NEXUS_QUERY_BACKEND", "onnx"))
+    # Where the ONNX export of the query model is cached (per model and library versions).
+    model_cache_dir: Path = field(
+        default_factory=lambda: _env_path("NEXUS_MODEL_CACHE", Path.home() / ".cache" / "nexus-memory")
+    )
     llm_base_url: str = field(default_factory=lambda: _env("NEXUS_LLM_BASE_URL", ""))
     llm_model: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL", ""))
     llm_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", "not-needed"))
@@ -46,8 +59,8 @@ class Settings:
 
     def __post_init__(self) -> None:
         # Overrides may arrive as strings (Dagster config, CLI flags); paths are always Paths.
-        object.__setattr__(self, "data_dir", Path(self.data_dir))
-        object.__setattr__(self, "inbox_dir", Path(self.inbox_dir))
+        for name in ("data_dir", "inbox_dir", "model_cache_dir"):
+            object.__setattr__(self, name, Path(getattr(self, name)))
 
     @property
     def llm_enabled(self) -> bool:
@@ -65,11 +78,12 @@ class Settings:
         return self.data_dir / f"{name}.db"
 
 
-def load_settings(**overrides: object) -> Settings:
-    """Settings from the environment, with explicit overrides (tests, CLI flags) on top."""
-    settings = Settings()
-    if overrides:
-        from dataclasses import replace
+SETTING_NAMES = tuple(f.name for f in fields(Settings))
 
-        settings = replace(settings, **overrides)  # type: ignore[arg-type]
-    return settings
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment, with explicit overrides (tests, CLI flags, Dagster config) on top."""
+    unknown = sorted(set(overrides) - set(SETTING_NAMES))
+    if unknown:
+        raise TypeError(f"unknown settings {unknown}; settings are {list(SETTING_NAMES)}")
+    return replace(Settings(), **overrides)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Memory injection: the markdown block put in front of an agent's prompt (seed 001's get_context).
+"""Memory injection: the markdown block put in front of an agent's prompt (docs/recall.md, "Injection").
 
 `get_context(stores, prompt, session_id=...)` runs a mid-budget recall over facts from *other*
 sessions, keeps only the results that are evidence rather than noise, and formats
@@ -9,7 +9,7 @@ sessions, keeps only the results that are evidence rather than noise, and format
     ## Latest reflection
     <the newest version of the newest mental model with subtype 'reflection'>
 
-Noise rule (seed 000: "returns nothing if recall returns noise"): a fact is injected only when
+Noise rule (inject nothing rather than noise): a fact is injected only when
   - its cosine similarity to the prompt is >= `min_score` (default 0.35; for MiniLM unrelated
     sentences score about 0.0-0.2 and paraphrases above 0.5), or
   - it shares a non-stopword term with the prompt (keyword hit), or it is linked to an entity the
@@ -22,9 +22,9 @@ and would be repeated before every turn).
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 
 from nexus_memory import db
+from nexus_memory.ids import day_of
 from nexus_memory.recall.engine import recall
 from nexus_memory.recall.results import RecallResult, touch_results
 from nexus_memory.stores import Stores
@@ -44,12 +44,14 @@ def get_context(
     reference_time: int | None = None,
     embedder: object | None = None,
     min_score: float = MIN_SEMANTIC_SIM,
+    strict: bool = False,
 ) -> str:
     """The memory block for `prompt`, or "" when nothing relevant is remembered.
 
     Facts of the current `session_id` are excluded (the conversation already holds them). Injected
-    facts count as accessed. Never raises: injection must not break an agent turn, so a failure is
-    logged and answered with "".
+    facts count as accessed. By default it never raises: injection must not break an agent turn, so
+    a failure is logged and answered with "". `strict=True` lets the error through (tests, callers
+    that must tell "nothing relevant" from "recall failed").
     """
     try:
         response = recall(
@@ -60,15 +62,17 @@ def get_context(
             max_results=max(max_facts * 3, 10),
             budget="mid",
             reference_time=reference_time,
-            embedder=embedder,
+            embedder=embedder,  # type: ignore[arg-type]
             touch=False,
-        )  # type: ignore[arg-type]
+        )
         relevant = [r for r in response.results if is_relevant(r, min_score)][:max_facts]
         if not relevant:
             return ""
         touch_results(stores, relevant)
         return format_context(relevant, latest_reflection(stores.conn))
-    except Exception:  # see docstring: log, inject nothing
+    except Exception:
+        if strict:
+            raise
         log.exception("get_context failed; injecting no memory")
         return ""
 
@@ -93,7 +97,7 @@ def format_context(facts: list[RecallResult], reflection: str | None) -> str:
 def _date_suffix(as_of: int | None) -> str:
     if as_of is None:
         return ""
-    return f" ({datetime.fromtimestamp(as_of / 1000, UTC).strftime('%Y-%m-%d')})"
+    return f" ({day_of(as_of)})"
 
 
 def latest_reflection(conn: db.Connection) -> str | None:

@@ -7,11 +7,12 @@ can load sqlite-vec: pysqlite3 (bundles a current SQLite), then the stdlib modul
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_vec
 
@@ -22,6 +23,7 @@ MIGRATIONS: dict[str, list[str]] = {name: [f"{name}.sql"] for name in STORES}
 # embeddings 2: the hash of the text each vector was made from, so a change of that text shows.
 MIGRATIONS["embeddings"].append("ALTER TABLE embeddings ADD COLUMN text_hash TEXT")
 BUSY_TIMEOUT_MS = 30_000
+_savepoint_numbers = itertools.count(1)  # unique SAVEPOINT names for nested transactions
 
 
 class SchemaError(RuntimeError):
@@ -55,7 +57,12 @@ def _pick_driver() -> ModuleType:
 
 
 sqlite = _pick_driver()
-Connection = Any  # the chosen driver's Connection class
+if TYPE_CHECKING:
+    # pysqlite3 is the stdlib module built against a newer SQLite: same API, so checkers read the stdlib's.
+    from sqlite3 import Connection, Row
+else:
+    Connection = sqlite.Connection
+    Row = sqlite.Row
 IntegrityError = sqlite.IntegrityError
 OperationalError = sqlite.OperationalError
 
@@ -66,7 +73,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
         conn = sqlite.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     else:
         conn = sqlite.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-    conn.row_factory = sqlite.Row
+    conn.row_factory = Row
     conn.enable_load_extension(True)
     sqlite_vec.load(conn)
     conn.enable_load_extension(False)
@@ -131,15 +138,30 @@ def _split_sql(script: str) -> list[str]:
 
 @contextlib.contextmanager
 def transaction(conn: Connection, *, immediate: bool = True) -> Iterator[Connection]:
-    """BEGIN ... COMMIT, or ROLLBACK on any error. Nested use joins the outer transaction."""
+    """The one way to group writes: all of the block's writes, or none of them.
+
+    Outermost use: BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error. Inside another transaction:
+    a SAVEPOINT, released on success; on an error only the nested block's writes are rolled back, and
+    the error propagates, so an outer block that catches it keeps its own writes.
+    """
     if conn.in_transaction:
-        yield conn
+        name = f"nested_{next(_savepoint_numbers)}"
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:  # SQLite may already have rolled everything back (e.g. disk full)
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+            raise
+        conn.execute(f"RELEASE {name}")
         return
     conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 

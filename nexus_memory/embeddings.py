@@ -1,7 +1,7 @@
 """Sentence embeddings (sentence-transformers, offline) and the embedding step of the pipeline.
 
 The canonical vectors live in `embeddings` (one row per target and model, float32 LE blob); the
-search indexes (vec0 table, IVF files) are derived from it by `nexus_memory.vector_index`.
+search indexes (vec0 table, IVF files) are derived from it by `nexus_memory.vectors`.
 torch is imported only when a model is loaded, so importing this module stays cheap.
 """
 
@@ -19,15 +19,14 @@ from typing import Any
 import numpy as np
 
 from nexus_memory import db
-from nexus_memory.config import load_settings
+from nexus_memory.config import Settings, load_settings
 from nexus_memory.query_encoder import OnnxQueryEncoder, load_onnx_encoder
-from nexus_memory.vector_index import (
-    ANN_THRESHOLD,
+from nexus_memory.stores import Stores
+from nexus_memory.vectors.index import ANN_THRESHOLD, VectorIndex
+from nexus_memory.vectors.ivf import build_ivf, drop_ann
+from nexus_memory.vectors.vec0 import (
     IndexModelMismatch,
-    VectorSearch,
-    build_ivf,
     create_vec_table,
-    drop_ann,
     index_state,
     indexed_rows_sql,
     insert_vec_rows,
@@ -110,14 +109,16 @@ _EMBEDDERS: dict[str, Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
-def get_embedder(model_name: str | None = None, *, threads: int | None = None) -> Embedder:
+def get_embedder(
+    model_name: str | None = None, *, threads: int | None = None, settings: Settings | None = None
+) -> Embedder:
     """The process-wide Embedder for a model (loaded once), offline.
 
-    Defaults come from settings: NEXUS_EMBEDDING_MODEL and NEXUS_TORCH_THREADS (1, because Dagster
-    runs steps in parallel and 2 threads under contention measured 4x slower than 1).
-    `torch.set_num_threads` is process-global, so the last explicit value wins.
+    Defaults come from `settings` (else the environment's): embedding_model, torch_threads (1,
+    because Dagster runs steps in parallel and 2 threads under contention measured 4x slower than 1)
+    and query_backend. `torch.set_num_threads` is process-global, so the last explicit value wins.
     """
-    settings = load_settings()
+    settings = settings or load_settings()
     name = model_name or settings.embedding_model
     if name in _MINILM_ALIASES:
         name = DEFAULT_MODEL
@@ -160,7 +161,7 @@ def _load_model(name: str) -> Any:
 # --- index model bookkeeping ---------------------------------------------------------------------
 
 
-def check_index_model(stores: Any, embedder: Embedder) -> None:
+def check_index_model(stores: Stores, embedder: Embedder) -> None:
     """Raise IndexModelMismatch if the index serves another model/dimension; claim it on first use."""
     want = (embedder.model_name, embedder.dimension)
     have = index_state(stores.conn)
@@ -170,7 +171,7 @@ def check_index_model(stores: Any, embedder: Embedder) -> None:
         raise IndexModelMismatch(mismatch_message(have, want))
 
 
-def rebuild_index(stores: Any, embedder_model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD) -> int:
+def rebuild_index(stores: Stores, embedder_model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD) -> int:
     """Recreate vec_embeddings for `dimension` and the IVF indexes from the canonical table.
 
     Afterwards the index serves `embedder_model`; returns the rows indexed.
@@ -206,7 +207,7 @@ def rebuild_index(stores: Any, embedder_model: str, dimension: int, *, ann_thres
 
 
 def reembed(
-    stores: Any,
+    stores: Stores,
     embedder: Embedder,
     target_types: Sequence[str] = ("fact",),
     on_progress: Callable[[int, int], None] | None = None,
@@ -298,7 +299,7 @@ _PENDING_SQL: dict[str, str] = {
 }
 
 
-def _pending(conn: Any, target_type: str, model: str, ids: Sequence[str] | None) -> list[tuple[Any, ...]]:
+def _pending(conn: db.Connection, target_type: str, model: str, ids: Sequence[str] | None) -> list[tuple[Any, ...]]:
     if target_type not in _PENDING_SQL:
         raise ValueError(f"cannot embed target type {target_type!r}; known: {sorted(_PENDING_SQL)}")
     sql, args = _PENDING_SQL[target_type], [model]
@@ -341,7 +342,7 @@ class StaleVectors:
     unknown: int  # embedded before text hashes were kept
 
 
-def stale_fact_vectors(conn: Any, model: str, sample: int = 1_000) -> StaleVectors:
+def stale_fact_vectors(conn: db.Connection, model: str, sample: int = 1_000) -> StaleVectors:
     """Compare the newest `sample` fact vectors' text hashes with the text fact_embedding_text gives now."""
     stored = dict(
         conn.execute(
@@ -361,7 +362,7 @@ def stale_fact_vectors(conn: Any, model: str, sample: int = 1_000) -> StaleVecto
 
 
 def embed_pending(
-    stores: Any,
+    stores: Stores,
     embedder: Embedder,
     *,
     target_types: Sequence[str] = ("fact",),
@@ -374,10 +375,10 @@ def embed_pending(
     Writes canonical rows and the search index batch by batch, each batch one transaction
     (encoding happens outside it, so the write lock is held only for the inserts). Idempotent.
     `fact_ids` restricts the facts considered (the per-turn path). Ends with index upkeep
-    (`VectorSearch.maintain`), which builds or folds the IVF index when it is due.
+    (`VectorIndex.maintain`), which builds or folds the IVF index when it is due.
     """
     check_index_model(stores, embedder)
-    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    index = VectorIndex(stores, embedder.model_name, embedder.dimension)
     started = time.perf_counter()
     pending = {
         t: _pending(stores.conn, t, embedder.model_name, fact_ids if t == "fact" else None) for t in target_types
@@ -388,7 +389,7 @@ def embed_pending(
         for start in range(0, len(rows), batch_size):
             batch = rows[start : start + batch_size]
             vectors = embedder.encode([r[1] for r in batch], batch_size=min(batch_size, 64))
-            search.add(
+            index.add(
                 target_type,
                 [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
                 text_hashes={r[0]: text_hash(r[1]) for r in batch},
@@ -397,6 +398,6 @@ def embed_pending(
             by_type[target_type] += len(batch)
             if on_progress:
                 on_progress(done, total)
-        search.maintain(target_type)
+        index.maintain(target_type)
     seconds = time.perf_counter() - started
     return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0, by_type=by_type)

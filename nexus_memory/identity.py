@@ -1,19 +1,25 @@
 """The unified entity store (identity.db): entities, aliases, merge candidates, merges.
 
-Rules from seeds 002/003 that live here:
+Rules that live here (see docs/decisions.md, "Writer and identity"):
 - a message from an unknown handle creates a sparse delivery-sourced entity and a routable contact;
+- a delivered handle resolves only through handles that were themselves delivered (its contact row, or
+  the same handle in another lossless spelling, `handles.delivery_key`), never through a display name,
+  a name said in conversation or a claimed handle: those can at most become a merge candidate;
 - contact info mentioned in conversation becomes an entity, never a contact;
 - only exact email/phone matches above 0.99 merge automatically ("prefer duplicates over false merges");
+- until a person accepts a merge, a sender is named by its own handle or display name (`speaker_name`);
 - a merge updates session aliases in the same transaction, or does not happen.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nexus_memory import db
+from nexus_memory.handles import EMAIL_RE, PHONE_RE, delivery_key, handle_type, names_another_handle
 from nexus_memory.ids import now_ms, stable_id, ulid
 
 if TYPE_CHECKING:
@@ -21,8 +27,8 @@ if TYPE_CHECKING:
 
 AUTO_MERGE_THRESHOLD = 0.99
 AUTO_MERGE_TYPES = ("email", "phone")
-EMAIL_RE = re.compile(r"^[\w.+-]+@[\w-]+(\.[\w-]+)+$")
-PHONE_RE = re.compile(r"^\+?[\d\s().-]{7,}$")
+# A delivered handle said in conversation before it was delivered: a merge candidate, never the same entity.
+SAME_HANDLE_CONFIDENCE = 0.9
 
 
 class MergeError(RuntimeError):
@@ -39,21 +45,20 @@ class Entity:
 
 
 def normalize(name: str) -> str:
-    """Lookup key for a name or handle: lower case, folded whitespace, phones reduced to digits."""
-    text = " ".join(name.strip().lower().split())
+    """Lookup key for a name or handle: lower case, folded whitespace, phones reduced to digits.
+
+    Only letters that are their own compatibility form are lower-cased: a KELVIN SIGN, a full-width
+    letter or a ligature stays as it is, so a look-alike never shares a key with the name it imitates.
+    """
+    text = "".join(_fold_case(char) for char in " ".join(name.strip().split()))
     if PHONE_RE.match(text) and not EMAIL_RE.match(text):
         digits = re.sub(r"\D", "", text)
         return "+" + digits if text.startswith("+") else digits
     return text
 
 
-def handle_type(platform: str, handle: str) -> str:
-    """Entity type for a raw sender handle: 'email', 'phone', or '<platform>_handle'."""
-    if EMAIL_RE.match(handle.strip()):
-        return "email"
-    if PHONE_RE.match(handle.strip()):
-        return "phone"
-    return f"{platform}_handle"
+def _fold_case(char: str) -> str:
+    return char.lower() if unicodedata.normalize("NFKC", char) == char else char
 
 
 def _row_entity(row: Any) -> Entity:
@@ -104,7 +109,7 @@ def create_entity(
     seen_at: int | None = None,
     entity_id: str | None = None,
 ) -> str:
-    """Insert a new entity and return its id (tool `create_entity` of seed 002)."""
+    """Insert a new entity and return its id (the writer tool `create_entity`)."""
     if not name.strip():
         raise ValueError("entity name must not be empty")
     now = now_ms()
@@ -143,7 +148,12 @@ def resolve_or_create(
 
 
 def register_delivery(conn: db.Connection, event: Event) -> str:
-    """Delivery-sourced entity + routable contact for the sender of a real message (seed 002)."""
+    """Delivery-sourced entity + routable contact for the sender of a real message; returns its live id.
+
+    The handle resolves only through delivered handles: its own contact row, else the delivery entity
+    of the same handle in another lossless spelling on this platform. A display name, an alias said in
+    conversation or a claimed handle never decides whose entity this is.
+    """
     row = conn.execute(
         "SELECT entity_id FROM contacts WHERE platform = ? AND handle = ?", (event.platform, event.sender_id)
     ).fetchone()
@@ -151,14 +161,9 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
         entity_id = canonical_id(conn, row[0])
     else:
         kind = handle_type(event.platform, event.sender_id)
-        delivery_id = stable_id("ent", "delivery", event.platform, normalize(event.sender_id))
-        # A handle already known (say an email someone mentioned, or the same handle in another
-        # case that was since merged) gains its contact row now instead of a second entity.
-        existing = [e for e in find_entities(conn, event.sender_id) if e.type == kind]
+        delivery_id = stable_id("ent", "delivery", event.platform, delivery_key(kind, event.sender_id))
         if get_entity(conn, delivery_id) is not None:
             entity_id = canonical_id(conn, delivery_id)
-        elif existing:
-            entity_id = existing[0].id
         else:
             entity_id = create_entity(
                 conn,
@@ -169,19 +174,86 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
                 is_user=event.direction == "outbound",
                 entity_id=delivery_id,
             )
+            _propose_same_handle(conn, entity_id, event)
         conn.execute(
             "INSERT INTO contacts (platform, handle, entity_id, first_seen) VALUES (?, ?, ?, ?)",
             (event.platform, event.sender_id, entity_id, event.as_of),
         )
         add_alias(conn, entity_id, event.sender_id, "handle", event.platform)
-    if event.sender_name and normalize(event.sender_name) != normalize(event.sender_id):
-        add_alias(conn, entity_id, event.sender_name, "display_name", event.platform)
+    display = display_name(conn, event, entity_id)
+    if display and normalize(display) != normalize(event.sender_id):
+        add_alias(conn, entity_id, display, "display_name", event.platform)
     if event.session_id:
         conn.execute(
             "INSERT OR IGNORE INTO sessions (id, entity_id, platform, created_at) VALUES (?, ?, ?, ?)",
             (event.session_id, entity_id, event.platform, now_ms()),
         )
     return entity_id
+
+
+def _propose_same_handle(conn: db.Connection, entity_id: str, event: Event) -> None:
+    """Link a new delivery entity to entities that are the same handle string, for a person to review.
+
+    Those are a handle said in conversation ("my email is ...") or the same handle delivered on another
+    platform. Only entities named by the handle count: a display name showing it proves nothing.
+    """
+    entity = get_entity(conn, entity_id)
+    assert entity is not None
+    rows = conn.execute(
+        "SELECT id, source FROM entities WHERE normalized = ? AND type = ? AND id != ?",
+        (normalize(event.sender_id), entity.type, entity_id),
+    ).fetchall()
+    for other_id, source in rows:
+        other = canonical_id(conn, other_id)
+        if other == entity_id:
+            continue
+        # The older delivered entity survives an accepted merge; a conversational one merges into this.
+        winner, loser = (other, entity_id) if source == "delivery" else (entity_id, other)
+        propose_merge(
+            conn,
+            winner,
+            loser,
+            SAME_HANDLE_CONFIDENCE,
+            f"{event.sender_id} delivered a message on {event.platform} (event {event.id}) and was known before",
+        )
+
+
+def display_name(conn: db.Connection, event: Event, entity_id: str) -> str | None:
+    """The event's sender_name when it may name this sender, else None.
+
+    Not when it is shaped like another handle (an email address, a phone number, '@name'), and not
+    when another sender that has a routable contact is already known by it: a name first shown by
+    one sender never names another one.
+    """
+    name = event.sender_name
+    if not name or names_another_handle(name, event.sender_id):
+        return None
+    if name == event.sender_id:
+        return name  # a sender may always be named by its own handle
+    own = canonical_id(conn, entity_id)
+    for other in find_entities(conn, name):
+        if other.id != own and conn.execute("SELECT 1 FROM contacts WHERE entity_id = ?", (other.id,)).fetchone():
+            return None
+    return name
+
+
+def speaker_name(conn: db.Connection, event: Event) -> str:
+    """The name facts use for the sender of `event`.
+
+    The person a person accepted this sender to be (a merge into a 'person' entity), else the
+    display name (`display_name`), else the raw handle. An unreviewed merge candidate or an
+    introduction never renames the sender: until someone accepts it, words stay with the handle.
+    """
+    row = conn.execute(
+        "SELECT entity_id FROM contacts WHERE platform = ? AND handle = ?", (event.platform, event.sender_id)
+    ).fetchone()
+    if row is None:  # not delivered yet: nothing to look up, only the shape of the name to judge
+        name = event.sender_name
+        return name if name and not names_another_handle(name, event.sender_id) else event.sender_id
+    entity = get_entity(conn, canonical_id(conn, row[0]))
+    if entity is not None and entity.type == "person":
+        return entity.name
+    return display_name(conn, event, row[0]) or event.sender_id
 
 
 def propose_merge(

@@ -1,10 +1,12 @@
-"""Identifiers: ULIDs for rows we create, stable hashes for rows derived from content."""
+"""Identifiers and the clock: ULIDs for rows we create, stable hashes for rows derived from content,
+now and the UTC day of a timestamp (timestamps are unix milliseconds everywhere)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import time
+from datetime import UTC, datetime
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
@@ -28,3 +30,8 @@ def stable_id(prefix: str, *parts: object) -> str:
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def day_of(ms: int) -> str:
+    """The UTC day of a unix-ms timestamp, 'YYYY-MM-DD' (an event's partition day)."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")

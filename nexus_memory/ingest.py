@@ -7,18 +7,27 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from nexus_memory.events import IngestSummary, ingest
+from nexus_memory.events import MAX_SOURCE_CHARS, IngestSummary, ingest
 from nexus_memory.ids import now_ms
 from nexus_memory.importers import read_records
 from nexus_memory.stores import Stores
+from nexus_memory.textcheck import safe_text
 
 
 def detect_format(path: Path) -> str:
-    """Guess an import format from a file: .jsonl is generic; .json is LoCoMo, ChatGPT or Claude."""
-    if path.suffix == ".jsonl":
+    """Guess an import format from a file: .jsonl/.ndjson is generic; .json is LoCoMo, ChatGPT or Claude.
+
+    Raises ValueError naming the file when it cannot be read, is empty, or its format cannot be told.
+    """
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
         return "jsonl"
-    with path.open("rb") as handle:
-        head = handle.read(200_000).decode("utf-8", errors="replace")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(200_000).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise ValueError(f"cannot open {path}: {exc.strerror or exc}") from exc
+    if not head.strip("\ufeff \t\r\n"):
+        raise ValueError(f"{path} is empty")
     if '"chat_messages"' in head:
         return "claude"
     if '"mapping"' in head:
@@ -36,12 +45,19 @@ def ingest_file(
     sha256: str | None = None,
     on_record: Callable[[IngestSummary], None] | None = None,
 ) -> IngestSummary:
-    """Import one file; remember it (by content hash) so the inbox sensor never reads it twice."""
+    """Import one file; remember it (by content hash) so the inbox sensor never reads it twice.
+
+    A file that cannot be read as a whole (missing, empty, not JSON, wrong shape) raises ValueError
+    naming it before anything is stored; past that, bad records become rejects (see `events.ingest`).
+    """
+    try:
+        digest = sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise ValueError(f"cannot open {path}: {exc.strerror or exc}") from exc
     summary = ingest(stores, read_records(path, fmt), on_record=on_record)
-    digest = sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
     stores.conn.execute(
         """INSERT OR REPLACE INTO ingested_files (sha256, path, format, summary, ingested_at)
            VALUES (?, ?, ?, ?, ?)""",
-        (digest, str(path), fmt, json.dumps(summary.as_dict()), now_ms()),
+        (digest, safe_text(path, MAX_SOURCE_CHARS), fmt, json.dumps(summary.as_dict()), now_ms()),
     )
     return summary

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from nexus_memory.config import load_settings
+
 log = logging.getLogger(__name__)
 
 PARITY_MIN_COSINE = 0.9999
@@ -30,8 +32,8 @@ _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def cache_dir() -> Path:
-    """Where exported models live (NEXUS_MODEL_CACHE, default ~/.cache/nexus-memory)."""
-    return Path(os.environ.get("NEXUS_MODEL_CACHE") or Path.home() / ".cache" / "nexus-memory")
+    """Where exported models live (Settings.model_cache_dir: NEXUS_MODEL_CACHE, default ~/.cache/nexus-memory)."""
+    return load_settings().model_cache_dir
 
 
 class OnnxQueryEncoder:

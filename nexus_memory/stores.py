@@ -1,4 +1,4 @@
-"""The four SQLite stores of seed 000, opened as one connection.
+"""The four SQLite stores (docs/stores.md), opened as one connection.
 
 memory.db is the main database; events.db, identity.db and embeddings.db are ATTACHed under
 their own names. Table names are unique across the stores, so SQL can name tables unqualified,
@@ -7,6 +7,7 @@ and one transaction can cover writes to several stores (an episode's facts and i
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from nexus_memory import db
@@ -31,7 +32,8 @@ class Stores:
     def path(self, name: str) -> Path:
         return self.settings.store_path(name)
 
-    def transaction(self):
+    def transaction(self) -> contextlib.AbstractContextManager[db.Connection]:
+        """One unit of work over all four stores (nests; see db.transaction)."""
         return db.transaction(self.conn)
 
     def close(self) -> None:

@@ -4,7 +4,7 @@ import dagster as dg
 
 from nexus_memory.embeddings import StaleVectors, stale_fact_vectors
 from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION
-from nexus_memory.vector_index import index_state
+from nexus_memory.vectors.vec0 import index_state
 from nexus_memory_assets.assets import embeddings, episodes, facts
 from resources import StoresResource
 

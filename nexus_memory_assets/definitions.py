@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from nexus_memory_assets import assets, checks
+from nexus_memory_assets import analytics, assets, checks
 from nexus_memory_assets.jobs import memory_pipeline_job, rerun_failed_episodes_job
 from nexus_memory_assets.maintenance import reembed_job
 from resources import EmbedderResource, StoresResource, WriterResource
@@ -20,3 +20,6 @@ defs = dg.Definitions(
     # time anyway, and parallelism comes from runs of different platforms (see dagster.yaml).
     executor=dg.in_process_executor,
 )
+
+# The operator's analytics group, its job and schedule (nexus_memory_assets/analytics.py).
+defs = dg.Definitions.merge(defs, analytics.defs)

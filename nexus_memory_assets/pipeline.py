@@ -18,7 +18,7 @@ from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION
 from nexus_memory.stores import Stores
 from nexus_memory_assets import assets
 from nexus_memory_assets.partitions import partition_key, platform_partitions
-from resources import EmbedderResource, StoresResource, WriterResource
+from resources import resources_for
 
 
 def pending_partitions(stores: Stores, platforms: list[str] | None = None) -> list[tuple[str, str]]:
@@ -69,11 +69,7 @@ def run_pipeline(
     new_platforms = sorted({p for _, p in todo} - set(instance.get_dynamic_partitions("platform")))
     if new_platforms:
         instance.add_dynamic_partitions(platform_partitions.name or "platform", new_platforms)
-    resources = {
-        "stores": StoresResource(data_dir=str(settings.data_dir)),
-        "writer": WriterResource(),
-        "embedder": EmbedderResource(),
-    }
+    resources = resources_for(settings)
     layer_assets = dg.load_assets_from_modules([assets])
     outcome: dict[str, Any] = {"partitions": len(todo), "succeeded": 0, "failed": [], "seconds": 0.0}
     started = time.perf_counter()

@@ -119,7 +119,10 @@ class FakeOpenAI:
         self._closing = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True  # a handler still sleeping must not block shutdown
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True)
+        # shutdown() waits for the serve loop to wake up: at the default 0.5 s poll, every close() took 0.5 s.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, name="fake-openai", daemon=True
+        )
 
     @property
     def base_url(self) -> str:

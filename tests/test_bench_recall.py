@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nexus_memory.bench_recall import run
+from nexus_memory.bench.recall import run
 
 
 def test_bench_recall_reports_every_budget_and_baseline(tmp_path: Path) -> None:

@@ -52,7 +52,9 @@ def test_context_block_with_dates_and_reflection(stores: Stores, memory: dict[st
         parent_id=first,
         updated_at=JUNE_2023 + 1,
     )
-    block = get_context(stores, "any peanuts in this birthday cake?", session_id="now", embedder=FakeEmbedder())
+    block = get_context(
+        stores, "any peanuts in this birthday cake?", session_id="now", embedder=FakeEmbedder(), strict=True
+    )
     assert block.startswith("## Relevant memory\n")
     assert "- The user is allergic to peanuts (2023-06-20)" in block
     assert "- Sarah's birthday is on the fourth of July (2023-05-10)" in block
@@ -63,14 +65,16 @@ def test_context_block_with_dates_and_reflection(stores: Stores, memory: dict[st
 def test_context_is_empty_for_noise(stores: Stores, memory: dict[str, str]) -> None:
     add_mental_model(stores, "weekly", "A reflection", subtype="reflection")
     fake = FakeEmbedder()
-    assert get_context(stores, "hello, how are you?", session_id="now", embedder=fake) == ""
-    assert get_context(stores, "quantum chromodynamics lecture", session_id="now", embedder=fake) == ""
-    assert get_context(stores, "", embedder=fake) == ""
-    assert get_context(stores, '\ud800 NEAR( "* 🙂', embedder=fake) == ""
+    assert get_context(stores, "hello, how are you?", session_id="now", embedder=fake, strict=True) == ""
+    assert get_context(stores, "quantum chromodynamics lecture", session_id="now", embedder=fake, strict=True) == ""
+    assert get_context(stores, "", embedder=fake, strict=True) == ""
+    assert get_context(stores, '\ud800 NEAR( "* 🙂', embedder=fake, strict=True) == ""
 
 
 def test_context_counts_injection_as_access_and_limits(stores: Stores, memory: dict[str, str]) -> None:
-    block = get_context(stores, "Sarah birthday peanuts", session_id="now", max_facts=1, embedder=FakeEmbedder())
+    block = get_context(
+        stores, "Sarah birthday peanuts", session_id="now", max_facts=1, embedder=FakeEmbedder(), strict=True
+    )
     assert block.count("\n- ") == 1
     assert access_count(stores, "facts", memory["birthday"]) + access_count(stores, "facts", memory["allergy"]) == 1
 
@@ -95,8 +99,10 @@ def test_context_with_the_real_model(stores: Stores, memory: dict[str, str]) -> 
     stores.conn.execute("DELETE FROM embeddings")
     embeddings.rebuild_index(stores, embedder.model_name, embedder.dimension)
     embeddings.embed_pending(stores, embedder)
-    assert "allergic to peanuts" in get_context(stores, "Can I offer nut snacks to my guest?", session_id="now")
-    assert get_context(stores, "hello there, how are you doing?", session_id="now") == ""
+    assert "allergic to peanuts" in get_context(
+        stores, "Can I offer nut snacks to my guest?", session_id="now", strict=True
+    )
+    assert get_context(stores, "hello there, how are you doing?", session_id="now", strict=True) == ""
 
 
 # --- tool schemas ------------------------------------------------------------------------------
@@ -166,7 +172,9 @@ def test_internal_errors_become_error_results(stores: Stores, monkeypatch: pytes
     result = call_tool(stores, "search_memory", {"query": "anything at all"})
     assert result == {"error": "internal error in search_memory: RuntimeError: disk on fire"}
     monkeypatch.setattr("nexus_memory.context.recall", broken)
-    assert get_context(stores, "anything") == ""
+    assert get_context(stores, "anything") == ""  # an agent hook: a failure injects nothing
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        get_context(stores, "anything", strict=True)
 
 
 # --- tools at work -----------------------------------------------------------------------------

@@ -22,7 +22,8 @@ from nexus_memory.embeddings import (
 )
 from nexus_memory.events import append_event, parse_event
 from nexus_memory.stores import Stores
-from nexus_memory.vector_index import VectorSearch, index_state
+from nexus_memory.vectors.index import VectorIndex
+from nexus_memory.vectors.vec0 import index_state
 
 FACTS = [
     ("f1", "Alice works at Acme as a data engineer", "gmail", 1_000, "t1"),
@@ -76,7 +77,7 @@ def test_embed_pending_is_idempotent_and_searchable(stores: Stores, embedder) ->
     assert stores.conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()[0] == 4
     assert index_state(stores.conn) == ("all-MiniLM-L6-v2", 384)
 
-    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    search = VectorIndex(stores, embedder.model_name, embedder.dimension)
     hits = search.search(embedder.encode_query("Which company does Alice work for?"), 2)
     assert hits[0][0] == "f1" and hits[0][1] > hits[1][1]
     # Metadata came from the facts table: filters run inside the KNN.
@@ -115,7 +116,7 @@ def test_other_target_types(stores: Stores, embedder) -> None:
         )
     stats = embed_pending(stores, embedder, target_types=("entity", "mental_model", "observation"))
     assert stats.by_type == {"entity": 1, "mental_model": 1, "observation": 0}
-    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    search = VectorIndex(stores, embedder.model_name, embedder.dimension)
     assert search.search(embedder.encode_query("Alice"), 5, target_type="entity")[0][0] == "e1"
     assert search.search(embedder.encode_query("climbing"), 5, target_type="mental_model")[0][0] == "m1"
     with pytest.raises(ValueError, match="cannot embed"):
@@ -153,18 +154,18 @@ def test_model_change_is_detected_and_rebuild_switches(stores: Stores, embedder)
     with pytest.raises(IndexModelMismatch):
         embed_pending(stores, other)  # type: ignore[arg-type]
     with pytest.raises(IndexModelMismatch):
-        VectorSearch(stores, other.model_name, other.dimension)
+        VectorIndex(stores, other.model_name, other.dimension)
 
     # Switch: the index now serves the 768-d model (empty until embedded), both models coexist.
     assert rebuild_index(stores, other.model_name, other.dimension) == 0
     assert embed_pending(stores, other).rows == 4  # type: ignore[arg-type]
     assert stores.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 8
-    search = VectorSearch(stores, other.model_name, other.dimension)
+    search = VectorIndex(stores, other.model_name, other.dimension)
     assert len(search.search(other.encode_query("x"), 3)) == 3
     # And back, rebuilt from the canonical rows without re-embedding.
     assert rebuild_index(stores, embedder.model_name, embedder.dimension) == 4
     check_index_model(stores, embedder)
-    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    search = VectorIndex(stores, embedder.model_name, embedder.dimension)
     assert search.search(embedder.encode_query("Alice's employer"), 1)[0][0] == "f1"
 
 
@@ -173,7 +174,7 @@ def test_rebuild_index_builds_ann_above_threshold(stores: Stores, embedder) -> N
     embed_pending(stores, embedder)
     assert rebuild_index(stores, embedder.model_name, embedder.dimension, ann_threshold=3) == 4
     assert (stores.data_dir / "ann" / "all-MiniLM-L6-v2" / "fact" / "CURRENT").exists()
-    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    search = VectorIndex(stores, embedder.model_name, embedder.dimension)
     assert search.search(embedder.encode_query("Alice's employer"), 1)[0][0] == "f1"
 
 
@@ -205,7 +206,7 @@ def test_fact_is_embedded_with_its_source_message_and_reembed_refreshes(stores: 
     assert reembed(stores, embedder).rows == 1
     stored = np.frombuffer(stores.conn.execute("SELECT embedding FROM embeddings").fetchone()[0], "<f4")
     np.testing.assert_allclose(stored, with_context, atol=1e-5)
-    search = VectorSearch(stores, embedder.model_name, embedder.dimension)
+    search = VectorIndex(stores, embedder.model_name, embedder.dimension)
     assert search.search(query, 1)[0][0] == "f1"
 
 

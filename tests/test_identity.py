@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nexus_memory import db, identity
-from nexus_memory.events import RawRecord, ingest
+from nexus_memory.events import RawRecord, ingest, parse_event
+from nexus_memory.handles import delivery_key, names_another_handle
 from nexus_memory.stores import Stores
 
 
@@ -71,3 +72,59 @@ def test_merge_rolls_back_when_session_propagation_fails(stores: Stores, monkeyp
     assert identity.get_entity(stores.conn, loser).merged_into is None  # type: ignore[union-attr]
     assert stores.conn.execute("SELECT count(*) FROM aliases WHERE entity_id = ?", (winner,)).fetchone()[0] == 0
     assert stores.conn.execute("SELECT entity_id FROM contacts WHERE handle = 'marcus#0042'").fetchone()[0] == loser
+
+
+# --- delivered handles: lossless keys, look-alikes, display names ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "handle", "key"),
+    [
+        ("email", "Priya.K@Example.COM", "Priya.K@example.com"),  # only the ASCII domain folds
+        ("email", "priya@B\u00dcCHER.example", "priya@b\u00dccher.example"),  # non-ASCII letters stay
+        ("phone", "+1 (555) 010-0111", "+15550100111"),
+        ("phone", "555.010.0111", "5550100111"),
+        ("phone", "+\uff11\uff15\uff15\uff15\uff10\uff11\uff10\uff10\uff11\uff11\uff11", "+１５５５０１００１１１"),
+        ("discord_handle", "PriyaK#2211", "PriyaK#2211"),
+        ("discord_handle", "priya\u212a#2211", "priya\u212a#2211"),
+    ],
+)
+def test_delivery_keys_are_lossless(kind: str, handle: str, key: str) -> None:
+    assert delivery_key(kind, handle) == key
+
+
+def test_normalize_never_folds_a_look_alike_into_the_name_it_imitates() -> None:
+    assert identity.normalize("Priya  KAPOOR") == "priya kapoor"
+    assert identity.normalize("Jos\u00c9") == "jos\u00e9"
+    assert identity.normalize("priya\u212a#2211") != identity.normalize("priyak#2211")
+    assert identity.normalize("\uff30riya") != identity.normalize("Priya")
+    assert identity.normalize("+1 (555) 010-0111") == "+15550100111"
+
+
+@pytest.mark.parametrize(
+    ("shown", "handle", "names_it"),
+    [
+        ("Anna New", "anna@northwind.example", True),
+        ("anna@northwind.example", "anna@northwind.example", True),
+        ("anna.new@northwind.example", "mallory@evil.example", False),
+        ("+1 555 010 0111", "+447700900123", False),
+        ("@priya", "mallory#6666", False),
+        ("priyak#2211", "mallory#6666", False),
+        ("Priya 2", "mallory#6666", True),
+    ],
+)
+def test_a_display_name_shaped_like_another_handle_is_not_a_name(shown: str, handle: str, names_it: bool) -> None:
+    assert names_another_handle(shown, handle) is not names_it
+
+
+def test_speaker_name_changes_only_when_a_person_accepts_a_merge(stores: Stores) -> None:
+    record = {"platform": "discord", "sender_id": "mallory#6666", "content": "hi", "as_of": 1_700_000_000}
+    ingest(stores, [RawRecord("t", 1, record, "")])
+    event = parse_event(record)
+    handle = _deliver(stores, "mallory#6666", platform="discord")
+    person = identity.create_entity(stores.conn, "Priya Kapoor", "person")
+    identity.propose_merge(stores.conn, person, handle, 0.95, "introduced themselves as Priya Kapoor")
+    assert identity.speaker_name(stores.conn, event) == "mallory#6666"
+    (candidate,) = identity.list_candidates(stores.conn)
+    identity.resolve_candidate(stores.conn, candidate["id"], accept=True)
+    assert identity.speaker_name(stores.conn, event) == "Priya Kapoor"

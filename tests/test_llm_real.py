@@ -28,7 +28,6 @@ from typing import Any
 import openai
 import pytest
 
-from nexus_memory.config import REPO_ROOT
 from nexus_memory.episodes import build_episodes, episode_events
 from nexus_memory.events import RawRecord, ingest
 from nexus_memory.importers import jsonl
@@ -40,7 +39,7 @@ from nexus_memory_assets.pipeline import pending_partitions
 pytestmark = pytest.mark.llm_real
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SAMPLE_DATA = REPO_ROOT / "nexus_memory" / "sample_data" / "events.jsonl"
+SAMPLE_DATA = Path(__file__).resolve().parent.parent / "nexus_memory" / "sample_data" / "events.jsonl"
 MAX_EPISODES = 3
 SERVER_START_S = 120  # model load, including a cold page cache
 TEST_BUDGET_S = 360  # stop starting new episodes after this; each request is bounded by its timeout

@@ -12,11 +12,11 @@ from unittest.mock import ANY
 import pytest
 
 from nexus_memory import identity
+from nexus_memory.bench.extract_llm import run_llm
 from nexus_memory.config import Settings
 from nexus_memory.events import Event
 from nexus_memory.stores import Stores
 from nexus_memory.writer.base import EpisodeInput, WriteResult, WriterFailure
-from nexus_memory.writer.bench_llm import run_llm
 from nexus_memory.writer.llm import LLMWriter
 from nexus_memory.writer.llm import writer as llm_writer
 from nexus_memory.writer.llm.validation import attribute

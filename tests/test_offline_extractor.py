@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from nexus_memory.bench import extract as bench_extract
 from nexus_memory.events import Event
-from nexus_memory.writer import bench_extract
-from nexus_memory.writer.offline import (
+from nexus_memory.writer.extractor import (
     EntityMention,
     Extraction,
     annotate_relative_dates,
@@ -173,11 +173,58 @@ def test_introductions_and_their_negatives() -> None:
         assert find_introductions(sentence) == [], sentence
 
 
-def test_introduction_renames_sender_for_the_rest_of_the_message() -> None:
+def test_an_introduction_is_a_claim_and_never_renames_the_sender() -> None:
     result = extract([event("Hey, I'm Marcus. I work at Acme Corp.", sender="coolgamer42", peer=None)])
     assert [i.name for i in result.introductions] == ["Marcus"]
-    assert texts(result) == ["coolgamer42's name is Marcus.", "Marcus works at Acme Corp."]
+    assert texts(result) == ["coolgamer42 says they are Marcus.", "coolgamer42 works at Acme Corp."]
     assert EntityMention("Acme Corp", "organization", "mentioned") in result.facts[1].entities
+    assert EntityMention("coolgamer42", "person", "sender") in result.facts[1].entities
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            "Hi, I'm Priya Kapoor, I lost my old phone.",
+            ["x#1 says they are Priya Kapoor.", "x#1 lost x#1's old phone."],
+        ),
+        ("It's Priya, I'm moving to Berlin.", ["x#1 says they are Priya.", "x#1 is moving to Berlin."]),
+        ("I'm Priya Kapoor and I love Berlin.", ["x#1 says they are Priya Kapoor.", "x#1 loves Berlin."]),
+        (
+            "My name is Priya. My email is priya.k@example.com",
+            ["x#1 says they are Priya.", "x#1's email is priya.k@example.com."],
+        ),
+    ],
+)
+def test_the_words_after_an_introduction_stay_with_the_handle(content: str, expected: list[str]) -> None:
+    result = extract([event(content, sender="x#1", peer=None)])
+    assert texts(result) == expected
+
+
+def test_an_introduction_in_context_does_not_rename_the_sender_of_later_events() -> None:
+    earlier = event("Hi, I'm Priya Kapoor.", sender="x#1", peer=None, event_id="e0")
+    result = extract([event("I'm moving to Berlin.", sender="x#1", peer=None)], context=[earlier])
+    assert texts(result) == ["x#1 is moving to Berlin."]
+
+
+def test_introducing_ones_own_name_adds_no_fact() -> None:
+    result = extract([event("Hi, I'm Caroline, I went hiking.")])
+    assert texts(result) == ["Caroline went hiking."]
+    assert [i.name for i in result.introductions] == ["Caroline"]
+
+
+def test_a_display_name_shaped_like_another_handle_never_names_the_sender() -> None:
+    for shown in ("anna.new@northwind.example", "+1 555 0100", "@anna", "priyak#2211"):
+        result = extract([event("I'm moving to Berlin.", sender="mallory@evil.example", sender_name=shown, peer=None)])
+        assert texts(result) == ["mallory@evil.example is moving to Berlin."], shown
+    legit = extract([event("I'm moving to Berlin.", sender="anna@x.example", sender_name="Anna New", peer=None)])
+    assert texts(legit) == ["Anna New is moving to Berlin."]
+
+
+def test_contact_info_about_someone_else_is_the_senders_claim() -> None:
+    result = extract([event("Priya's new number is +1 555 0999", sender="+15550123", peer=None)])
+    assert texts(result) == ["+15550123 said Priya's new number is +1 555 0999."]
+    assert [(c.value, c.owner) for c in result.contacts] == [("+1 555 0999", "Priya")]
 
 
 # --- causal pairs -----------------------------------------------------------------------------

@@ -15,8 +15,8 @@ from nexus_memory import identity
 from nexus_memory.config import load_settings
 from nexus_memory.ids import now_ms, ulid
 from nexus_memory.recall import RecallResponse, recall
-from nexus_memory.recall.engine import BUDGETS, STRATEGY_WEIGHTS, TOOL_PLATFORM
-from nexus_memory.recall.fusion import RRF_K
+from nexus_memory.recall.engine import BUDGETS, TOOL_PLATFORM
+from nexus_memory.recall.fusion import RRF_K, STRATEGY_WEIGHTS
 from nexus_memory.recall.query_entities import without_names
 from nexus_memory.stores import Stores
 

@@ -79,3 +79,41 @@ def test_events_are_immutable(stores: Stores) -> None:
         stores.conn.execute("UPDATE events SET content = 'changed'")
     with pytest.raises(db.IntegrityError, match="append-only"):
         stores.conn.execute("DELETE FROM events")
+
+
+def _texts(stores: Stores) -> list[str]:
+    return [r[0] for r in stores.conn.execute("SELECT text FROM facts ORDER BY text")]
+
+
+def _add_fact(stores: Stores, text: str) -> None:
+    stores.conn.execute(
+        "INSERT INTO facts(id, text, as_of, ingested_at, created_at) VALUES (?, ?, 0, 0, 0)", (text, text)
+    )
+
+
+def test_a_failed_inner_transaction_rolls_back_only_itself(stores: Stores) -> None:
+    with stores.transaction():
+        _add_fact(stores, "outer before")
+        with pytest.raises(ValueError), stores.transaction():
+            _add_fact(stores, "inner")
+            with stores.transaction():
+                _add_fact(stores, "innermost")
+            raise ValueError("inner part fails")
+        _add_fact(stores, "outer after")
+    assert _texts(stores) == ["outer after", "outer before"]
+    assert not stores.conn.in_transaction
+
+
+def test_inner_transactions_commit_only_with_the_outer_one(stores: Stores) -> None:
+    with pytest.raises(RuntimeError), stores.transaction():
+        with stores.transaction():
+            _add_fact(stores, "inner, released")
+        assert stores.conn.in_transaction  # releasing a savepoint commits nothing yet
+        raise RuntimeError("outer fails")
+    assert _texts(stores) == []
+    with stores.transaction():
+        with stores.transaction():
+            _add_fact(stores, "inner")
+        _add_fact(stores, "outer")
+    assert _texts(stores) == ["inner", "outer"]
+    assert not stores.conn.in_transaction

@@ -36,8 +36,8 @@ def ui_page() -> Iterator[Page]:
     """A page in Debian's Chromium, checked for before the webserver starts: missing, the test fails and says why."""
     if not CHROMIUM.exists():
         pytest.fail(
-            f"{CHROMIUM} is missing: install Debian's Chromium with "
-            "`sudo apt-get install -y --no-install-recommends chromium` (.ci/run does this)"
+            f"{CHROMIUM} is missing: `make test` installs Debian's Chromium (scripts/ensure-chromium.sh), "
+            "or `sudo apt-get install -y --no-install-recommends chromium`"
         )
     try:
         from playwright.sync_api import sync_playwright
@@ -71,12 +71,13 @@ def test_ui_renders_the_asset_graph_and_the_job(ui_page: Page, webserver: Webser
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     try:
-        # The global asset lineage: each asset is a node of the graph (an SVG foreignObject), not just a list row.
-        page.goto(f"{webserver.url}/asset-groups")
+        # The memory group's lineage: each asset is a node of the graph (an SVG foreignObject), not just a list
+        # row. (The global lineage shows one box per group now that there are two, memory and analytics.)
+        page.goto(f"{webserver.url}/locations/nexus_memory/asset-groups/memory/lineage")
         graph = page.locator("svg foreignObject")
         for name in ASSETS:
             expect(graph.get_by_text(name, exact=True)).to_be_visible(timeout=TIMEOUT_MS)
-        expect(page.get_by_text("Global asset lineage")).to_be_visible()
+        expect(page).to_have_title("Asset groups | memory")
         expect(page.get_by_role("dialog")).to_have_count(0)
         _screenshot(page, tmp_path / "asset_graph.png")
 

@@ -1,4 +1,4 @@
-"""VectorSearch: exact (sqlite-vec) and IVF paths agree, filters precede the top-k cut, upkeep.
+"""VectorIndex: exact (sqlite-vec) and IVF paths agree, filters precede the top-k cut, upkeep.
 
 Uses clustered synthetic vectors (no model load) so the tests take seconds.
 """
@@ -10,7 +10,8 @@ import pytest
 
 from nexus_memory.embeddings import IndexModelMismatch, rebuild_index
 from nexus_memory.stores import Stores
-from nexus_memory.vector_index import VectorSearch, current_generation
+from nexus_memory.vectors.index import VectorIndex
+from nexus_memory.vectors.ivf import current_generation
 
 MODEL, DIM = "test-model", 384
 PLATFORMS = ["gmail", "imessage", "discord"]
@@ -23,7 +24,7 @@ def _clustered(rng: np.random.Generator, n: int, clusters: int = 40) -> np.ndarr
 
 
 def _add(
-    stores: Stores, search: VectorSearch, vectors: np.ndarray, start: int = 0, platform: str | None = None
+    stores: Stores, search: VectorIndex, vectors: np.ndarray, start: int = 0, platform: str | None = None
 ) -> list[str]:
     """Insert facts (the IVF index reads metadata from them) and their vectors through `add`."""
     ids = [f"f{start + i:05d}" for i in range(len(vectors))]
@@ -46,19 +47,19 @@ def _add(
 def filled(stores: Stores) -> tuple[Stores, np.ndarray]:
     rebuild_index(stores, MODEL, DIM)
     vectors = _clustered(np.random.default_rng(0), 3_000)
-    _add(stores, VectorSearch(stores, MODEL, DIM), vectors)
+    _add(stores, VectorIndex(stores, MODEL, DIM), vectors)
     return stores, vectors
 
 
-def _ann(stores: Stores, **kw: object) -> VectorSearch:
-    search = VectorSearch(stores, MODEL, DIM, ann_threshold=1_000, **kw)  # type: ignore[arg-type]
+def _ann(stores: Stores, **kw: object) -> VectorIndex:
+    search = VectorIndex(stores, MODEL, DIM, ann_threshold=1_000, **kw)  # type: ignore[arg-type]
     search.maintain("fact")
     return search
 
 
 def test_exact_and_ann_agree(filled: tuple[Stores, np.ndarray]) -> None:
     stores, vectors = filled
-    exact = VectorSearch(stores, MODEL, DIM)  # 3000 rows < default threshold: sqlite-vec
+    exact = VectorIndex(stores, MODEL, DIM)  # 3000 rows < default threshold: sqlite-vec
     assert current_generation(stores.data_dir / "ann" / MODEL / "fact") is None
     ann = _ann(stores)
     assert current_generation(stores.data_dir / "ann" / MODEL / "fact") is not None
@@ -78,7 +79,7 @@ def test_exact_and_ann_agree(filled: tuple[Stores, np.ndarray]) -> None:
         recalls.append(len({f for f, _ in truth} & {f for f, _ in found}) / 10)
     assert np.mean(recalls) >= 0.95
     # Probing every list is exhaustive: identical answers.
-    full = VectorSearch(stores, MODEL, DIM, ann_threshold=1_000, nprobe=10_000)
+    full = VectorIndex(stores, MODEL, DIM, ann_threshold=1_000, nprobe=10_000)
     for q in queries[:5]:
         assert [f for f, _ in full.search(q, 10)] == [f for f, _ in exact.search(q, 10)]
 
@@ -86,10 +87,10 @@ def test_exact_and_ann_agree(filled: tuple[Stores, np.ndarray]) -> None:
 @pytest.mark.parametrize("use_ann", [False, True])
 def test_filters_apply_before_top_k(filled: tuple[Stores, np.ndarray], use_ann: bool) -> None:
     stores, vectors = filled
-    search = _ann(stores) if use_ann else VectorSearch(stores, MODEL, DIM)
+    search = _ann(stores) if use_ann else VectorIndex(stores, MODEL, DIM)
     q = vectors[0]
     # The only 'rare' row is the globally worst match: it must still come back.
-    _add(stores, VectorSearch(stores, MODEL, DIM), -q[None, :], start=5_000, platform="rare")
+    _add(stores, VectorIndex(stores, MODEL, DIM), -q[None, :], start=5_000, platform="rare")
     assert search.search(q, 3000 + 1)[-1][0] == "f05000"
     assert search.search(q, 5, platform="rare") == [("f05000", pytest.approx(-1.0, abs=1e-5))]
     assert search.search(q, 5, platform="nowhere") == []
@@ -116,8 +117,8 @@ def test_incremental_add_compaction_and_deletes(filled: tuple[Stores, np.ndarray
     root = stores.data_dir / "ann" / MODEL / "fact"
     first = current_generation(root)
     target = _clustered(np.random.default_rng(7), 1)[0]
-    new_ids = _add(stores, VectorSearch(stores, MODEL, DIM), np.stack([target] * 3), start=10_000)
-    # New rows are searchable at once (read into the delta by rowid), by any VectorSearch.
+    new_ids = _add(stores, VectorIndex(stores, MODEL, DIM), np.stack([target] * 3), start=10_000)
+    # New rows are searchable at once (read into the delta by rowid), by any VectorIndex.
     assert {f for f, _ in ann.search(target, 3)} == set(new_ids)
     assert {f for f, _ in _ann(stores).search(target, 3, platform=PLATFORMS[10_000 % 3])} >= {new_ids[0]}
     # Folding the delta into the lists keeps them, under a new generation.
@@ -133,7 +134,7 @@ def test_incremental_add_compaction_and_deletes(filled: tuple[Stores, np.ndarray
 
 def test_ann_built_at_threshold_and_retrained_at_4x(stores: Stores) -> None:
     rebuild_index(stores, MODEL, DIM)
-    search = VectorSearch(stores, MODEL, DIM, ann_threshold=200)
+    search = VectorIndex(stores, MODEL, DIM, ann_threshold=200)
     _add(stores, search, _clustered(np.random.default_rng(2), 150))
     assert search.maintain("fact") == "none"  # below the threshold: sqlite-vec only
     _add(stores, search, _clustered(np.random.default_rng(3), 100), start=150)
@@ -141,14 +142,14 @@ def test_ann_built_at_threshold_and_retrained_at_4x(stores: Stores) -> None:
     _add(stores, search, _clustered(np.random.default_rng(4), 800), start=1_000)
     assert search.maintain("fact") == "rebuilt"  # 1050 rows > 4 x 250 trained
     q = _clustered(np.random.default_rng(5), 1)[0]
-    exact = VectorSearch(stores, MODEL, DIM)
+    exact = VectorIndex(stores, MODEL, DIM)
     exact_ids = [f for f, _ in exact.exact(q, 20)]
     assert len(set(exact_ids) & {f for f, _ in search.search(q, 20)}) >= 18
 
 
 def test_vectors_and_add_idempotent(filled: tuple[Stores, np.ndarray]) -> None:
     stores, vectors = filled
-    search = VectorSearch(stores, MODEL, DIM)
+    search = VectorIndex(stores, MODEL, DIM)
     got = search.vectors("fact", ["f00001", "f00002", "missing"])
     assert set(got) == {"f00001", "f00002"}
     np.testing.assert_array_equal(got["f00002"], vectors[2])
@@ -160,4 +161,4 @@ def test_vectors_and_add_idempotent(filled: tuple[Stores, np.ndarray]) -> None:
 def test_other_model_is_refused(filled: tuple[Stores, np.ndarray]) -> None:
     stores, _ = filled
     with pytest.raises(IndexModelMismatch, match="rebuild-index"):
-        VectorSearch(stores, "other-model", DIM)
+        VectorIndex(stores, "other-model", DIM)

@@ -48,9 +48,11 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def webserver(tmp_path: Path) -> Iterator[Webserver]:
-    """Starts the webserver, waits until it answers GraphQL, and stops it (whole process group) afterwards."""
+@pytest.fixture(scope="session")
+def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webserver]:
+    """Starts the webserver once per test session (it takes ~10 s), waits until it answers GraphQL, and
+    stops it (whole process group) at the end. Tests only read from it, so they can share it."""
+    tmp_path = tmp_path_factory.mktemp("webserver")
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")

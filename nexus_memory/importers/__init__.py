@@ -1,8 +1,9 @@
 """Importers: turn an export file into `RawRecord`s for `nexus_memory.events.ingest`.
 
 Every importer is a module with `read(path) -> Iterator[RawRecord]`: one record per event, a record
-with `data=None` and the reason for anything it cannot parse, and a ValueError only when the file as a
-whole cannot be read. Validation and storage are the ledger's job, not the importers'.
+with `data=None` and the reason for anything it cannot parse, and a ValueError (naming the file) only
+when the file as a whole cannot be read; once reading has begun, no record makes it raise. Validation
+and storage are the ledger's job, not the importers'.
 """
 
 from __future__ import annotations

@@ -8,12 +8,23 @@ output, hidden messages and messages without text are not conversation and are s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from nexus_memory.events import RawRecord
-from nexus_memory.importers.jsonl import assistant_chat_event, dump_raw, read_conversations
+from nexus_memory.events import InvalidRecord, RawRecord
+from nexus_memory.importers.documents import (
+    assistant_chat_event,
+    conversation_reject,
+    identifier,
+    item_record,
+    label,
+    read_conversations,
+    text_parts,
+)
+from nexus_memory.textcheck import json_type
 
 PLATFORM = "chatgpt"
 SENDERS = frozenset({"user", "assistant"})  # the roles that are conversation, not system or tool
@@ -29,24 +40,25 @@ def conversation_records(conversation: Any, index: int, source: str, numbers: It
     """The visible messages of one conversation, or a single reject when its shape is wrong."""
     fields = conversation if isinstance(conversation, dict) else {}
     mapping = fields.get("mapping")
-    conversation_id = fields.get("conversation_id") or fields.get("id")
-    if not isinstance(mapping, dict) or not conversation_id:
-        yield RawRecord(
-            source,
-            next(numbers),
-            None,
-            dump_raw(conversation)[:10_000],
-            f"conversation {index} has no id or no 'mapping' of messages",
-        )
+    try:
+        conversation_id = identifier(fields.get("conversation_id") or fields.get("id"), "conversation id")
+    except InvalidRecord as exc:
+        yield conversation_reject(source, numbers, conversation, f"conversation {index}: {exc}")
         return
-    title = fields.get("title") if isinstance(fields.get("title"), str) else None
-    for node in ordered_nodes(mapping, fields.get("current_node")):
+    if not isinstance(mapping, dict) or not conversation_id:
+        reason = f"conversation {index} has no id or no 'mapping' of messages"
+        yield conversation_reject(source, numbers, conversation, reason)
+        return
+    title = label(fields.get("title"))
+    for position, node in enumerate(ordered_nodes(mapping, fields.get("current_node")), start=1):
         message = node.get("message")
-        if not isinstance(message, dict):
+        if message is None:
             continue  # the synthetic root node has no message
-        event = message_event(message, str(conversation_id), title, fields.get("create_time"))
-        if event is not None:
-            yield RawRecord(source, next(numbers), event, dump_raw(message))
+        where = f"conversation {index} message {position}"
+        build = partial(_message_event, message, conversation_id, title, fields.get("create_time"))
+        record = item_record(source, numbers, where, message, build)
+        if record is not None:
+            yield record
 
 
 def ordered_nodes(mapping: dict[str, Any], current_node: Any) -> list[dict[str, Any]]:
@@ -67,15 +79,33 @@ def ordered_nodes(mapping: dict[str, Any], current_node: Any) -> list[dict[str, 
 def _node_time(node: dict[str, Any]) -> float:
     message = node.get("message")
     value = message.get("create_time") if isinstance(message, dict) else None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return float(value) if math.isfinite(value) else 0.0
+        except OverflowError:  # an int too large for a float
+            return 0.0
+    return 0.0
+
+
+def _message_event(
+    message: Any, conversation_id: str, title: str | None, conversation_time: Any
+) -> dict[str, Any] | None:
+    if not isinstance(message, dict):
+        raise InvalidRecord(f"message is not a JSON object (got {json_type(message)})")
+    return message_event(message, conversation_id, title, conversation_time)
 
 
 def message_event(
     message: dict[str, Any], conversation_id: str, title: str | None, conversation_time: Any
 ) -> dict[str, Any] | None:
-    """The generic event for one message, or None when it is not a visible user/assistant message."""
-    author = message.get("author") if isinstance(message.get("author"), dict) else {}
+    """The generic event for one message, None when it is not a visible user/assistant message with
+    text; InvalidRecord when its content has a shape no export writes."""
+    author = message.get("author") or {}
+    if not isinstance(author, dict):
+        raise InvalidRecord(f"message author must be an object, got {json_type(author)}")
     role = author.get("role")
+    if role is not None and not isinstance(role, str):
+        raise InvalidRecord(f"author role must be a string, got {json_type(role)}")
     if role not in SENDERS or _is_hidden(message):
         return None
     text = message_text(message.get("content"))
@@ -105,16 +135,20 @@ def _is_hidden(message: dict[str, Any]) -> bool:
 
 
 def message_text(content: Any) -> str:
-    """The text parts of a message's content joined; images and other assets are left out."""
-    if not isinstance(content, dict) or content.get("content_type") not in TEXT_CONTENT_TYPES:
+    """The text parts of a message's content joined; "" for content that is not text (code, tool output,
+    images only); InvalidRecord for content of a shape no export writes (a number, parts not a list)."""
+    if content is None:
         return ""
-    parts = content.get("parts")
+    if isinstance(content, str):
+        return content.strip()
+    if not isinstance(content, dict):
+        raise InvalidRecord(f"message content must be an object, got {json_type(content)}")
+    content_type = content.get("content_type")
+    if content_type is not None and not isinstance(content_type, str):
+        raise InvalidRecord(f"message content_type must be a string, got {json_type(content_type)}")
+    if content_type is not None and content_type not in TEXT_CONTENT_TYPES:
+        return ""  # code, execution output, browsing results: not conversation
+    parts = content.get("parts", [content["text"]] if "text" in content else [])
     if not isinstance(parts, list):
-        return ""
-    texts = []
-    for part in parts:
-        if isinstance(part, str):
-            texts.append(part)
-        elif isinstance(part, dict) and isinstance(part.get("text"), str):
-            texts.append(part["text"])
-    return "\n".join(t for t in texts if t.strip()).strip()
+        raise InvalidRecord(f"message content 'parts' must be a list, got {json_type(parts)}")
+    return "\n".join(t for t in text_parts(parts) if t.strip()).strip()

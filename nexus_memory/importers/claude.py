@@ -8,15 +8,24 @@ tool_use, tool_result, thinking); we keep the text blocks, and fall back to the 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from nexus_memory.events import RawRecord
-from nexus_memory.importers.jsonl import assistant_chat_event, dump_raw, read_conversations
+from nexus_memory.events import InvalidRecord, RawRecord
+from nexus_memory.importers.documents import (
+    assistant_chat_event,
+    conversation_reject,
+    identifier,
+    item_record,
+    label,
+    read_conversations,
+    text_parts,
+)
+from nexus_memory.textcheck import json_type
 
 PLATFORM = "claude"
-# sender -> (sender_id, direction, role): the owner wrote the human turns.
-SENDERS = {"human": "user", "assistant": "assistant"}  # export sender -> role
+SENDERS = {"human": "user", "assistant": "assistant"}  # export sender -> role; the owner wrote the human turns
 
 
 def read(path: Path) -> Iterator[RawRecord]:
@@ -28,31 +37,34 @@ def conversation_records(conversation: Any, index: int, source: str, numbers: It
     """The messages of one conversation, or a single reject when its shape is wrong."""
     fields = conversation if isinstance(conversation, dict) else {}
     messages = fields.get("chat_messages", [])
-    conversation_id = fields.get("uuid")
-    if not conversation_id or not isinstance(messages, list):
-        yield RawRecord(
-            source,
-            next(numbers),
-            None,
-            dump_raw(conversation)[:10_000],
-            f"conversation {index} has no uuid or no list of 'chat_messages'",
-        )
+    try:
+        conversation_id = identifier(fields.get("uuid"), "conversation uuid")
+    except InvalidRecord as exc:
+        yield conversation_reject(source, numbers, conversation, f"conversation {index}: {exc}")
         return
-    title = fields.get("name") if isinstance(fields.get("name"), str) else None
-    for message in messages:
-        if not isinstance(message, dict):
-            yield RawRecord(source, next(numbers), None, dump_raw(message), "message is not a JSON object")
-            continue
-        event = message_event(message, str(conversation_id), title, fields.get("created_at"))
-        if event is not None:
-            yield RawRecord(source, next(numbers), event, dump_raw(message))
+    if not conversation_id or not isinstance(messages, list):
+        reason = f"conversation {index} has no uuid or no list of 'chat_messages'"
+        yield conversation_reject(source, numbers, conversation, reason)
+        return
+    title = label(fields.get("name"))
+    for position, message in enumerate(messages, start=1):
+        where = f"conversation {index} message {position}"
+        build = partial(message_event, message, conversation_id, title, fields.get("created_at"))
+        record = item_record(source, numbers, where, message, build)
+        if record is not None:
+            yield record
 
 
 def message_event(
-    message: dict[str, Any], conversation_id: str, title: str | None, conversation_time: Any
+    message: Any, conversation_id: str, title: str | None, conversation_time: Any
 ) -> dict[str, Any] | None:
-    """The generic event for one message, or None when it has no sender we know or no text."""
+    """The generic event for one message, None when it has no sender we know or no text; InvalidRecord
+    when it has a shape no export writes."""
+    if not isinstance(message, dict):
+        raise InvalidRecord(f"message is not a JSON object (got {json_type(message)})")
     sender = message.get("sender")
+    if sender is not None and not isinstance(sender, str):
+        raise InvalidRecord(f"sender must be a string, got {json_type(sender)}")
     if sender not in SENDERS:
         return None
     text = message_text(message)
@@ -73,16 +85,13 @@ def message_event(
 
 
 def message_text(message: dict[str, Any]) -> str:
-    """Text blocks of `content` joined, else the flat `text` field."""
+    """Text blocks of `content` joined, else the flat `text` field; InvalidRecord for odd shapes."""
     blocks = message.get("content")
-    if isinstance(blocks, list):
-        texts = [
-            block["text"]
-            for block in blocks
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-        ]
-        joined = "\n\n".join(t.strip() for t in texts if t.strip())
+    if blocks is not None:
+        if not isinstance(blocks, list):
+            raise InvalidRecord(f"message content must be a list of blocks, got {json_type(blocks)}")
+        joined = "\n\n".join(t.strip() for t in text_parts(blocks) if t.strip())
         if joined:
             return joined
     text = message.get("text")
-    return text.strip() if isinstance(text, str) else ""
+    return "\n\n".join(t.strip() for t in text_parts([text]) if t.strip())

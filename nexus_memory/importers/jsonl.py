@@ -19,48 +19,86 @@ Each non-blank line is a JSON object with these fields (`?` = optional):
     }
 
 Validation of the fields happens in `nexus_memory.events.parse_event`; this module only splits the file
-into lines and JSON-decodes them. Blank lines are skipped; a line that is not UTF-8, not JSON or not an
-object becomes a `RawRecord` with `data=None` and the reason, so the rest of the file still imports.
+into lines (LF, CRLF or a lone CR) and JSON-decodes them. Blank lines are skipped, and a UTF-8 byte order
+mark is dropped wherever a line starts with one (two files joined by `cat`). A line that is not UTF-8,
+not JSON, nested too deeply or not an object becomes a `RawRecord` with `data=None` and the reason, so
+the rest of the file still imports. An empty file, or one in UTF-16/32, raises ValueError at once.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from itertools import count
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from nexus_memory.events import RawRecord
+from nexus_memory.textcheck import json_type
 
-# (conversation, its 1-based index, source, running record numbers) -> its records
-ConversationReader = Callable[[Any, int, str, Iterator[int]], Iterator[RawRecord]]
+CHUNK = 1 << 20
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+_WIDE_BOMS = {b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16", b"\x00\x00\xfe\xff": "UTF-32"}
 
 
 def read(path: Path) -> Iterator[RawRecord]:
-    """One RawRecord per non-blank line of a JSONL file; raise ValueError if it cannot be opened."""
+    """One RawRecord per non-blank line of a JSONL file; ValueError if it cannot be opened or is empty."""
     path = Path(path)
     try:
         handle = path.open("rb")
+        _check_start(handle, path)
     except OSError as exc:
         raise ValueError(f"cannot open {path}: {exc.strerror or exc}") from exc
     return _records(handle, str(path))
 
 
+def _check_start(handle: IO[bytes], path: Path) -> None:
+    """Raise ValueError (closing `handle`) for a file with no records or in a wide encoding."""
+    head = handle.read(4)
+    wide = next((name for bom, name in _WIDE_BOMS.items() if head.startswith(bom)), None)
+    if wide is None:
+        chunk = head
+        while chunk and not chunk.replace(_BOM, b"").strip():
+            chunk = handle.read(CHUNK)
+        if chunk:
+            handle.seek(0)
+            return
+    handle.close()
+    if wide:
+        raise ValueError(f"{path} is {wide}, not UTF-8; convert it (iconv -t UTF-8) and ingest again")
+    raise ValueError(f"{path} is empty")
+
+
 def _records(handle: IO[bytes], source: str) -> Iterator[RawRecord]:
     """Decode the lines of an open binary file one at a time, so large files stream."""
     with handle:
-        for number, raw_line in enumerate(handle, start=1):
+        for number, raw_line in enumerate(_lines(handle), start=1):
             record = parse_line(raw_line, source, number)
             if record is not None:
                 yield record
 
 
+def _lines(handle: IO[bytes]) -> Iterator[bytes]:
+    """The lines of a binary file without their endings: LF, CRLF, or a lone CR (old Mac files)."""
+    pending = bytearray()
+    while chunk := handle.read(CHUNK):
+        pending += chunk
+        if b"\n" not in chunk and b"\r" not in chunk:
+            continue
+        held = pending.endswith(b"\r")  # its LF may be in the next chunk: one CRLF is one break
+        *complete, rest = _LINE_BREAK.split(bytes(pending[:-1] if held else pending))
+        yield from complete
+        pending = bytearray(rest + (b"\r" if held else b""))
+    if pending:
+        yield from _LINE_BREAK.split(bytes(pending))
+
+
 def parse_line(raw_line: bytes, source: str, number: int) -> RawRecord | None:
-    """The RawRecord for one line, or None for a blank line."""
+    """The RawRecord for one line (without its line ending), or None for a blank line."""
     body = raw_line.rstrip(b"\r\n")
-    if number == 1 and body.startswith(b"\xef\xbb\xbf"):
-        body = body[3:]  # a UTF-8 byte order mark some editors write
+    if body.startswith(_BOM):
+        body = body[len(_BOM) :]  # a byte order mark, at the start of a file or of a file joined on
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -70,10 +108,12 @@ def parse_line(raw_line: bytes, source: str, number: int) -> RawRecord | None:
         return None
     try:
         data = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        return RawRecord(source, number, None, text, "malformed JSON: nested too deeply")
     except ValueError as exc:
         return RawRecord(source, number, None, text, f"malformed JSON: {_json_error(exc)}")
     if not isinstance(data, dict):
-        return RawRecord(source, number, None, text, f"line is not a JSON object (got {_json_type(data)})")
+        return RawRecord(source, number, None, text, f"line is not a JSON object (got {json_type(data)})")
     return RawRecord(source, number, data, text)
 
 
@@ -86,82 +126,3 @@ def _json_error(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} at column {exc.colno}"
     return str(exc)
-
-
-def _json_type(value: Any) -> str:
-    """JSON's name for a decoded value's type, for error messages a user reads."""
-    names = {list: "array", str: "string", bool: "boolean", int: "number", float: "number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
-
-
-def load_json_document(path: Path) -> Any:
-    """The parsed content of a whole JSON file; ValueError naming the file if unreadable or invalid."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot open {path}: {exc.strerror or exc}") from exc
-    try:
-        return json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not valid UTF-8 (byte {exc.start})") from exc
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-
-
-def dump_raw(value: Any) -> str:
-    """The source object as text for the rejects table."""
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except ValueError:  # circular structures cannot come from json.loads, but be safe
-        return repr(value)
-
-
-def read_conversations(path: Path, what: str, per_conversation: ConversationReader) -> Iterator[RawRecord]:
-    """Records of a JSON document holding one conversation or a list of them (LoCoMo, ChatGPT, Claude).
-
-    Raises ValueError at once if the document is not such a list; record numbers run across the file.
-    """
-    document = load_json_document(path)
-    if isinstance(document, dict):
-        document = [document]
-    if not isinstance(document, list):
-        raise ValueError(f"{path} is not {what}: expected a list of conversations")
-    return _conversation_records(document, str(path), per_conversation)
-
-
-def _conversation_records(
-    conversations: list[Any], source: str, per_conversation: ConversationReader
-) -> Iterator[RawRecord]:
-    numbers = count(1)
-    for index, conversation in enumerate(conversations, start=1):
-        yield from per_conversation(conversation, index, source, numbers)
-
-
-def assistant_chat_event(
-    *,
-    event_id: Any,
-    platform: str,
-    assistant: str,
-    conversation_id: str,
-    user_side: bool,
-    text: str,
-    as_of: Any,
-    title: str | None,
-    role: str,
-) -> dict[str, Any]:
-    """The generic event for one message of a user <-> assistant export (ChatGPT, Claude)."""
-    return {
-        "id": event_id,
-        "platform": platform,
-        "thread_id": conversation_id,
-        "session_id": conversation_id,
-        "sender_id": "user" if user_side else platform,
-        "sender_name": None if user_side else assistant,
-        "peer_id": platform if user_side else "user",
-        "peer_kind": "dm",
-        "direction": "outbound" if user_side else "inbound",
-        "content": text,
-        "as_of": as_of,
-        "metadata": {"title": title, "role": role},
-    }

@@ -11,33 +11,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from nexus_memory.events import RawRecord
-from nexus_memory.importers.jsonl import dump_raw, read_conversations
+from nexus_memory.calendar_words import month_number
+from nexus_memory.events import InvalidRecord, RawRecord
+from nexus_memory.importers.documents import conversation_reject, identifier, item_record, read_conversations
+from nexus_memory.textcheck import show
 
 PLATFORM = "locomo"
-SESSION_KEY = re.compile(r"session_(\d+)")
+SESSION_KEY = re.compile(r"session_([0-9]{1,6})")
 DATE_RE = re.compile(
     r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$", re.IGNORECASE
 )
-# English month names, parsed by hand so the result does not depend on the process locale.
-_MONTH_NAMES = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-MONTHS = {name: n for n, full in enumerate(_MONTH_NAMES, start=1) for name in (full, full[:3])} | {"sept": 9}
 
 
 def read(path: Path) -> Iterator[RawRecord]:
@@ -49,35 +36,41 @@ def conversation_records(conversation: Any, index: int, source: str, numbers: It
     """The turns of one conversation, or a single reject when its shape is wrong."""
     dialogue = conversation.get("conversation") if isinstance(conversation, dict) else None
     if not isinstance(dialogue, dict):
-        yield RawRecord(
-            source,
-            next(numbers),
-            None,
-            dump_raw(conversation)[:10_000],
-            f"conversation {index} has no 'conversation' object",
-        )
+        yield conversation_reject(source, numbers, conversation, f"conversation {index} has no 'conversation' object")
         return
-    sample_id = str(conversation.get("sample_id") or f"conversation-{index}")
+    try:
+        sample_id = identifier(conversation.get("sample_id"), "sample_id") or f"conversation-{index}"
+    except InvalidRecord as exc:
+        yield conversation_reject(source, numbers, conversation, f"conversation {index}: {exc}")
+        return
     speakers = (dialogue.get("speaker_a"), dialogue.get("speaker_b"))
     for session in session_numbers(dialogue):
         turns = dialogue[f"session_{session}"]
         when = dialogue.get(f"session_{session}_date_time")
         start = parse_session_date(when) if isinstance(when, str) else None
         for turn_index, turn in enumerate(turns):
-            number = next(numbers)
-            if start is None:
-                yield RawRecord(
-                    source,
-                    number,
-                    None,
-                    dump_raw(turn),
-                    f"{sample_id} session {session} has no parseable date ({when!r})",
-                )
-            elif not isinstance(turn, dict):
-                yield RawRecord(source, number, None, dump_raw(turn), "turn is not a JSON object")
-            else:
-                as_of = start + timedelta(seconds=turn_index)
-                yield RawRecord(source, number, turn_event(turn, sample_id, session, speakers, as_of), dump_raw(turn))
+            where = f"{sample_id} session {session} turn {turn_index + 1}"
+            build = partial(_turn, turn, turn_index, start, when, sample_id, session, speakers)
+            record = item_record(source, numbers, where, turn, build)
+            if record is not None:
+                yield record
+
+
+def _turn(
+    turn: Any,
+    turn_index: int,
+    start: datetime | None,
+    when: Any,
+    sample_id: str,
+    session: int,
+    speakers: tuple[Any, Any],
+) -> dict[str, Any]:
+    """The event of one turn; InvalidRecord when its session has no date or it is not an object."""
+    if start is None:
+        raise InvalidRecord(f"the session has no parseable date ({show(when)})")
+    if not isinstance(turn, dict):
+        raise InvalidRecord("turn is not a JSON object")
+    return turn_event(turn, sample_id, session, speakers, start + timedelta(seconds=turn_index))
 
 
 def session_numbers(dialogue: dict[str, Any]) -> list[int]:
@@ -96,7 +89,7 @@ def parse_session_date(text: str) -> datetime | None:
     if not match:
         return None
     hour, minute, half, day, month_name, year = match.groups()
-    month = MONTHS.get(month_name.lower())
+    month = month_number(month_name)
     if month is None or not 1 <= int(hour) <= 12:
         return None
     hour_24 = int(hour) % 12 + (12 if half.lower() == "p" else 0)
@@ -111,7 +104,7 @@ def turn_event(
 ) -> dict[str, Any]:
     """The generic event for one turn; missing fields are left for `parse_event` to reject."""
     speaker = turn.get("speaker")
-    dia_id = turn.get("dia_id")
+    dia_id = identifier(turn.get("dia_id"), "dia_id")
     content = turn.get("text")
     caption = turn.get("blip_caption")
     if isinstance(content, str) and isinstance(caption, str) and caption.strip():

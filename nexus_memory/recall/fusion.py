@@ -1,20 +1,41 @@
-"""Rank fusion (RRF) and diversification (MMR), as in seed 000's implementation hints.
+"""From the strategies' ranked lists to one order: weighted RRF, clear higher-layer matches first, MMR.
 
-Both are pure functions over ids, scores and vectors so they can be tested with hand-computed numbers.
+`rrf_fuse` and `mmr` are pure functions over ids, scores and vectors, tested with hand-computed
+numbers; the functions after them apply them to the strategies' lists the way recall does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-# Deviation from seed 000 (k = 60): on the LoCoMo dev split, k = 20 with the semantic list weighted 2
-# (the engine's STRATEGY_WEIGHTS) gave recall@10 0.746 against 0.719 for plain k = 60, better on 4 of
-# its 5 conversations. 60 comes from fusing long TREC runs; recall fuses 2-4 lists of at most ~50 and
-# uses the top 10, where the head of each list is what counts.
+if TYPE_CHECKING:
+    from nexus_memory.vectors.index import VectorIndex
+
+# Deviation from the design's k = 60 (see docs/recall.md): on the LoCoMo dev split, k = 20 with the
+# semantic list weighted 2 (STRATEGY_WEIGHTS) gave recall@10 0.746 against 0.719 for plain k = 60,
+# better on 4 of its 5 conversations. 60 comes from fusing long TREC runs; recall fuses 2-4 lists of
+# at most ~50 and uses the top 10, where the head of each list is what counts.
 RRF_K = 20
 MMR_LAMBDA = 0.7
+# The semantic list counts double in RRF: a mid recall fuses one semantic list against keyword and
+# entity lists, and without this the lexical side outvotes the model 2:1 (LoCoMo dev: see RRF_K).
+STRATEGY_WEIGHTS = {"semantic": 2.0}
+HIGHER_LAYER_MIN_SIM = 0.35  # MiniLM: unrelated sentences sit around 0.0-0.2, paraphrases above 0.5
+
+# A ranked list: (key, raw strategy score), best first. Keys are "<type>:<id>".
+Ranked = list[tuple[str, float]]
+
+
+def result_key(target_type: str, target_id: str) -> str:
+    return f"{target_type}:{target_id}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    target_type, _, target_id = key.partition(":")
+    return target_type, target_id
 
 
 def rrf_fuse(
@@ -105,3 +126,49 @@ def _similarities(matrix: np.ndarray, has_vector: np.ndarray, unit: np.ndarray) 
     sims = matrix @ unit
     sims[~has_vector] = 0.0
     return sims
+
+
+# --- applied to the strategies' lists -----------------------------------------------------------
+
+
+def fuse_strategies(lists: Mapping[str, Sequence[Ranked]]) -> list[tuple[str, float]]:
+    """Weighted RRF over every non-empty list, each weighted by its strategy."""
+    named = [(name, ranked) for name, group in lists.items() for ranked in group if ranked]
+    return rrf_fuse(
+        [[key for key, _ in ranked] for _, ranked in named],
+        weights=[STRATEGY_WEIGHTS.get(name, 1.0) for name, _ in named],
+    )
+
+
+def clear_higher_layer_matches(
+    lists: Mapping[str, Sequence[Ranked]], ordered: Sequence[str], *, have_query_vector: bool
+) -> list[str]:
+    """Mental models, then observations, that clearly match: they answer before raw facts."""
+    similarity = {k: s for ranked in lists["semantic"] for k, s in ranked}
+    term_share = {k: s for ranked in lists["keyword"] for k, s in ranked if not k.startswith("fact:")}
+    good: list[str] = []
+    for target_type in ("mental_model", "observation"):
+        for key in ordered:
+            if not key.startswith(target_type + ":"):
+                continue
+            sim = similarity.get(key)
+            if (sim is not None and sim >= HIGHER_LAYER_MIN_SIM) or (
+                not have_query_vector and term_share.get(key, 0.0) >= 0.5
+            ):
+                good.append(key)
+    return good
+
+
+def vectors_for(index: VectorIndex | None, keys: Iterable[str]) -> dict[str, np.ndarray]:
+    """Stored vectors of these keys (for MMR); none without a vector index."""
+    if index is None:
+        return {}
+    by_type: dict[str, list[str]] = {}
+    for key in keys:
+        target_type, target_id = split_key(key)
+        by_type.setdefault(target_type, []).append(target_id)
+    vectors: dict[str, np.ndarray] = {}
+    for target_type, ids in by_type.items():
+        for target_id, vector in index.vectors(target_type, ids).items():
+            vectors[result_key(target_type, target_id)] = vector
+    return vectors

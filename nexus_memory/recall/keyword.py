@@ -1,6 +1,6 @@
 """Turn any user string into a safe, cheap FTS5 MATCH expression (and LIKE patterns).
 
-DESIGN.md measured FTS5 at 1M rows: 2-4 rare terms ~5 ms, OR-queries that keep stopwords ~700 ms.
+Measured on FTS5 at 1M rows: 2-4 rare terms ~5 ms, OR-queries that keep stopwords ~700 ms.
 So we never pass user text to MATCH. We split it into word tokens the way FTS5's unicode61 tokenizer
 does (letters and digits; everything else, including FTS5 syntax such as * " : ( ) ^ - and emoji, is a
 separator), drop stopwords, quote every term (so AND/OR/NOT/NEAR are plain words) and keep at most a

@@ -1,16 +1,17 @@
-"""What recall returns: RecallResult, loaded in batches per table with its provenance; token packing;
-access counts.
+"""What recall returns: RecallResult, loaded in batches per table with its provenance and the ranks
+each strategy gave it; token packing; access counts.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_memory import db
+from nexus_memory.recall.fusion import Ranked, result_key, split_key
 from nexus_memory.stores import Stores
 from nexus_memory.tokens import estimate_tokens
 
@@ -34,6 +35,43 @@ class RecallResult:
     session_id: str | None
     is_stale: bool = False
     metadata: dict = field(default_factory=dict)
+
+
+def materialize(
+    conn: db.Connection, order: Sequence[str], fused: Mapping[str, float], lists: Mapping[str, Sequence[Ranked]]
+) -> list[RecallResult]:
+    """RecallResults for `order` (keys, best first) with fused score and per-strategy ranks and scores,
+    one batched query per table; keys whose row is gone are dropped."""
+    ranks, raw_scores = _ranks(lists)
+    by_type: dict[str, list[str]] = {}
+    for key in order:
+        target_type, target_id = split_key(key)
+        by_type.setdefault(target_type, []).append(target_id)
+    loaded: dict[str, RecallResult] = {}
+    for target_type, ids in by_type.items():
+        for result in load_results(conn, target_type, ids):
+            key = result_key(result.type, result.id)
+            result.score = fused.get(key, 0.0)
+            result.ranks = ranks.get(key, {})
+            result.metadata["scores"] = raw_scores.get(key, {})
+            loaded[key] = result
+    return [loaded[k] for k in order if k in loaded]
+
+
+def _ranks(
+    lists: Mapping[str, Sequence[Ranked]],
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """key -> {strategy: 1-based rank} and key -> {strategy: raw score}, from the first of that
+    strategy's lists that holds the key."""
+    ranks: dict[str, dict[str, int]] = {}
+    scores: dict[str, dict[str, float]] = {}
+    for strategy, group in lists.items():
+        for ranked in group:
+            for rank, (key, score) in enumerate(ranked, start=1):
+                if strategy not in ranks.setdefault(key, {}):
+                    ranks[key][strategy] = rank
+                    scores.setdefault(key, {})[strategy] = round(score, 6)
+    return ranks, scores
 
 
 def load_results(conn: db.Connection, target_type: str, ids: Sequence[str]) -> list[RecallResult]:

@@ -26,12 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
-MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
-FULL_MONTHS = dict(MONTHS)
-MONTHS.update({name.lower(): number for number, name in enumerate(calendar.month_abbr) if name})
-MONTHS["sept"] = 9
-# Full names only: "sun", "sat", "wed" are too often ordinary words.
-WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
+from nexus_memory.calendar_words import MONTH_ABBREVIATIONS, MONTHS, NUMBER_WORDS, WEEKDAYS, month_number
+
 # Month words that are also common English words: without a year or a prefix they are not dates
 # ("I may 2 ...", "march 3 miles").
 AMBIGUOUS_MONTHS = {"may", "mar", "march", "jan", "sep"}
@@ -41,31 +37,14 @@ def _alternation(words: dict[str, int]) -> str:
     return "|".join(sorted(words, key=len, reverse=True))
 
 
-_MONTH = r"(?P<month>" + _alternation(MONTHS) + r")\.?"
-_FULL_MONTH = r"(?P<month>" + _alternation(FULL_MONTHS) + r")"
+_MONTH = r"(?P<month>" + _alternation(MONTHS | MONTH_ABBREVIATIONS) + r")\.?"
+_FULL_MONTH = r"(?P<month>" + _alternation(MONTHS) + r")"
+# Weekdays by full name only: "sun", "sat", "wed" are too often ordinary words.
 _WEEKDAY = r"(?P<weekday>" + _alternation(WEEKDAYS) + r")"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d|2100)"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
-_NUMBER_WORDS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "couple of": 2,
-    "a couple of": 2,
-    "few": 3,
-    "a few": 3,
-}
-_N = r"(?P<n>\d{1,4}|" + _alternation(_NUMBER_WORDS) + ")"
+_N = r"(?P<n>\d{1,4}|" + _alternation(NUMBER_WORDS) + ")"
 
 # Words before an expression that belong to it (removed from the cleaned query) or bound it.
 _PREFIX = r"(?:(?P<prefix>since|after|from|before|until|till|by|in|on|during)\s+)?"
@@ -118,7 +97,7 @@ def parse_time_window(
     if not spans:
         return None
     time_after = _ms(min(afters)) if afters else None
-    # Window ends are exclusive; recall's bounds are inclusive (as VectorSearch's), hence - 1.
+    # Window ends are exclusive; recall's bounds are inclusive (as VectorIndex's), hence - 1.
     time_before = _ms(max(befores)) - 1 if befores else None
     return time_after, time_before, _remove_spans(query, spans)
 
@@ -229,7 +208,7 @@ def _back(reference: datetime, n: int, unit: str) -> datetime:
 
 def _number(text: str) -> int:
     text = " ".join(text.lower().split())
-    value = _NUMBER_WORDS.get(text) or int(text)
+    value = NUMBER_WORDS.get(text) or int(text)
     if value > 10_000:
         raise ValueError("too far back")
     return value
@@ -256,7 +235,7 @@ def _day_month_year(match: re.Match[str], reference: datetime) -> _Window:
     )
     if word in AMBIGUOUS_MONTHS and not explicit:
         raise ValueError("'2 may', 'march 3': a verb, not a month")
-    month, number = MONTHS[word], int(match.group("day"))
+    month, number = _month_number(word), int(match.group("day"))
     if match.group("year"):
         return _days(date(int(match.group("year")), month, number), 1, reference)
     day = date(reference.year, month, number)
@@ -265,13 +244,20 @@ def _day_month_year(match: re.Match[str], reference: datetime) -> _Window:
     return _days(day, 1, reference)
 
 
+def _month_number(word: str) -> int:
+    number = month_number(word)
+    if number is None:
+        raise ValueError(f"not a month: {word!r}")
+    return number
+
+
 def _month_year(match: re.Match[str], reference: datetime) -> _Window:
-    return _month(int(match.group("year")), MONTHS[match.group("month").lower()], reference)
+    return _month(int(match.group("year")), _month_number(match.group("month")), reference)
 
 
 def _bare_month(match: re.Match[str], reference: datetime) -> _Window:
     """'in May': the most recent May that is not after the reference month."""
-    month = MONTHS[match.group("month").lower()]
+    month = _month_number(match.group("month"))
     year = reference.year if month <= reference.month else reference.year - 1
     return _month(year, month, reference)
 

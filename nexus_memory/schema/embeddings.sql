@@ -24,11 +24,11 @@ CREATE TABLE vector_index_state (
     built_at     INTEGER NOT NULL
 );
 
--- The sqlite-vec search index (seed 000), one row per embedding of the active model.
+-- The sqlite-vec search index, one row per embedding of the active model (docs/stores.md).
 -- Deviation: rowid = embeddings.rowid, and platform/as_of/thread_id are metadata columns so
 -- filters run inside the KNN instead of after it; cosine distance since vectors are normalised.
 -- The dimension here is the default model's; rebuild_index recreates the table for another one.
--- Above ~20k rows of a type an IVF index (files under data/ann/, see vector_index.py) answers
+-- Above ~20k rows of a type an IVF index (files under data/ann/, see vectors/ivf.py) answers
 -- queries instead; it is derived from the `embeddings` table like this one.
 CREATE VIRTUAL TABLE vec_embeddings USING vec0(
     target_type TEXT partition key,

@@ -1,6 +1,6 @@
 -- events.db: the immutable, append-only ledger of everything that happened (Layer 1).
 
--- One row per message, email, agent turn. deliveryContext of seed 002 plus session, direction, time.
+-- One row per message, email, agent turn: who, where (the delivery context), session, direction, time.
 CREATE TABLE events (
     id            TEXT PRIMARY KEY,      -- '<platform>:<source id>' or 'h:<content hash>' when the source has none
     platform      TEXT NOT NULL,         -- 'imessage', 'gmail', 'discord', 'agent', 'locomo', ...
@@ -43,7 +43,7 @@ CREATE TABLE event_rejects (
 );
 CREATE INDEX idx_event_rejects_source ON event_rejects(source);
 
--- Derived events of seed 003 (decision, action_item, commitment, preference_stated, correction).
+-- Derived events (decision, action_item, commitment, preference_stated, correction); see docs/writer.md.
 -- Deviation: a table beside `events`, not rows in it, so the raw ledger stays exactly what arrived.
 CREATE TABLE derived_events (
     id                 TEXT PRIMARY KEY,

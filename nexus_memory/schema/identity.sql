@@ -1,4 +1,4 @@
--- identity.db: the unified entity store of seed 002, plus the session aliases that merges propagate to.
+-- identity.db: the unified entity store, plus the session aliases that merges propagate to (docs/stores.md).
 
 -- People, handles, organisations, places, projects, contact info: everything facts can be about.
 CREATE TABLE entities (
@@ -67,7 +67,7 @@ CREATE TABLE merge_candidates (
 );
 CREATE INDEX idx_merge_candidates_status ON merge_candidates(status);
 
--- Routable contacts: created only by real deliveries, never by conversation (seed 002 contract).
+-- Routable contacts: created only by real deliveries, never by conversation (docs/writer.md).
 CREATE TABLE contacts (
     platform     TEXT NOT NULL,
     handle       TEXT NOT NULL,

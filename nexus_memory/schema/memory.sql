@@ -1,4 +1,4 @@
--- memory.db: facts, episodes, observations and mental models (Layers 2-4 of seed 000).
+-- memory.db: episodes, facts, observations and mental models (see docs/layers.md, docs/stores.md).
 
 -- Atomic, immutable pieces of knowledge extracted from events.
 CREATE TABLE facts (
@@ -40,7 +40,7 @@ END;
 
 -- The knowledge graph: which entities a fact mentions.
 -- Deviation: carries the fact's as_of so "latest facts about X" is one index range scan
--- on (entity_id, as_of, fact_id) (0.1 ms vs 148 ms at 2.5M links, measured in DESIGN.md).
+-- on (entity_id, as_of, fact_id) (0.1 ms vs 148 ms at 2.5M links; see docs/stores.md).
 CREATE TABLE fact_entities (
     fact_id     TEXT NOT NULL REFERENCES facts(id) ON DELETE CASCADE,
     entity_id   TEXT NOT NULL,              -- entities.id in identity.db by convention
@@ -125,7 +125,7 @@ CREATE TABLE episode_entity_mentions (
 );
 
 -- Writer outcome per episode: what makes "rerun only the failed episodes" possible.
--- Deviation: not in seed 000, which tracks events only (memory_processing_log).
+-- Deviation: new; the design records processed events only (memory_processing_log). See docs/stores.md.
 CREATE TABLE episode_processing (
     episode_id     TEXT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
     status         TEXT NOT NULL CHECK (status IN ('ok', 'skipped', 'failed')),
@@ -139,7 +139,7 @@ CREATE TABLE episode_processing (
 );
 CREATE INDEX idx_episode_processing_status ON episode_processing(status);
 
--- Turn labels for agent turns (seed 003). Deviation: keyed by event id; there is no agent_turns table.
+-- Turn labels for agent turns. Deviation: keyed by event id; there is no agent_turns table (docs/stores.md).
 CREATE TABLE turn_labels (
     event_id     TEXT PRIMARY KEY,
     label        TEXT NOT NULL,

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from dataclasses import replace
 
 from nexus_memory import identity
 from nexus_memory.events import Event
 from nexus_memory.ids import now_ms, stable_id
 from nexus_memory.writer.base import EpisodeInput, WriteResult
-from nexus_memory.writer.offline import EntityMention, Extraction, extract
+from nexus_memory.writer.extractor import EntityMention, Extraction, extract
 from nexus_memory.writer.tools import WriterTools
 
 DERIVED_KINDS = ("decision", "action_item", "commitment", "preference_stated", "correction")
@@ -23,16 +24,15 @@ _TOPIC_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
 
 class OfflineWriter:
-    """Applies `offline.extract` to an episode through the writer tools."""
+    """Applies the rule-based `extractor.extract` to an episode through the writer tools."""
 
     name = "offline"
 
     def write(self, tools: WriterTools, episode: EpisodeInput) -> WriteResult:
         conn = tools.conn
         senders = {e.sender_id: identity.register_delivery(conn, e) for e in [*episode.context, *episode.events]}
-        names = {sid: self._known_name(tools, eid) for sid, eid in senders.items()}
         extraction = extract(
-            episode.events, context=episode.context, speaker_names={k: v for k, v in names.items() if v}
+            [self._named(tools, e) for e in episode.events], context=[self._named(tools, e) for e in episode.context]
         )
         by_event = {e.id: e for e in episode.events}
         fact_ids = self._write_facts(tools, extraction, by_event, senders)
@@ -46,18 +46,16 @@ class OfflineWriter:
         return WriteResult(notes=f"{len(extraction.facts)} facts extracted, {len(extraction.skipped_events)} skipped")
 
     @staticmethod
-    def _known_name(tools: WriterTools, entity_id: str) -> str | None:
-        """A person name for a sender, once one is known (merged or proposed with high confidence)."""
-        entity = identity.get_entity(tools.conn, identity.canonical_id(tools.conn, entity_id))
-        if entity and entity.type == "person":
-            return entity.name
-        row = tools.conn.execute(
-            """SELECT a.name FROM merge_candidates mc JOIN entities a ON a.id = mc.entity_a_id
-               WHERE mc.entity_b_id = ? AND a.type = 'person' AND mc.status != 'rejected'
-               ORDER BY mc.confidence DESC LIMIT 1""",
-            (entity_id,),
-        ).fetchone()
-        return row[0] if row else None
+    def _named(tools: WriterTools, event: Event) -> Event:
+        """The event as the extractor should read it: its sender_name replaced by the name facts may use.
+
+        That is the accepted person's name, else a display name that names this sender, else the raw
+        handle (`identity.speaker_name`). An unreviewed introduction or merge candidate never changes it.
+        """
+        name = identity.speaker_name(tools.conn, event)
+        if name == event.sender_name or (event.sender_name is None and name == event.sender_id):
+            return event
+        return replace(event, sender_name=name)
 
     def _entity_for(self, tools: WriterTools, mention: EntityMention, event: Event, senders: dict[str, str]) -> str:
         if mention.role == "sender":
@@ -149,7 +147,7 @@ class OfflineWriter:
 
     @staticmethod
     def _label_agent_turns(tools: WriterTools, events: list[Event], extraction: Extraction) -> None:
-        """Turn labels (seed 003) for agent turns: label, summary, topics, entity ids; deterministic."""
+        """Turn labels (docs/writer.md) for agent turns: label, summary, topics, entity ids; deterministic."""
         for event in events:
             if event.platform != "agent":
                 continue

@@ -1,6 +1,6 @@
 """Running a writer over episodes: one transaction per episode, outcomes recorded for reruns.
 
-Both trigger paths of seed 000 end here: the Dagster `facts` asset (episodes of a partition) and
+Both ways a writer is triggered end here: the Dagster `facts` asset (episodes of a partition) and
 `on_turn_complete` (an agent turn). Events already in memory_processing_log are never extracted
 twice; an episode that fails leaves nothing behind but its failure row, and is rerun alone.
 """
@@ -71,7 +71,7 @@ def _processed(stores: Stores, event_ids: Sequence[str]) -> set[str]:
 
 
 def thread_context(stores: Stores, first: Event, limit: int = THREAD_CONTEXT_EVENTS) -> list[Event]:
-    """The last `limit` events of the same thread before `first` (seed 002 "Thread Context")."""
+    """The last `limit` events of the same thread before `first`: what the writer reads as context."""
     if not first.thread_id:
         return []
     rows = stores.conn.execute(
@@ -203,9 +203,9 @@ def on_turn_complete(
     frequency: str = "every_turn",
     every_n: int = 3,
 ) -> EpisodeOutcome | None:
-    """Path 1 of seed 000: ingest an agent turn's events and run the writer on them right away.
+    """The agent-turn path: ingest an agent turn's events and run the writer on them right away.
 
-    `frequency` is seed 004's mode: 'every_turn', or 'every_n_turns' (extract on every n-th turn of
+    `frequency` is the extraction mode: 'every_turn', or 'every_n_turns' (extract on every n-th turn of
     a session, covering the skipped turns too since their events are still unprocessed). The
     sensor path later skips whatever this processed (memory_processing_log).
     """

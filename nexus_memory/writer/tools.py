@@ -1,8 +1,8 @@
-"""The writer's tools of seed 002: one implementation for the LLM tool loop and the offline extractor.
+"""The writer's tools (docs/writer.md): one implementation for the LLM tool loop and the offline extractor.
 
 `recall`, `insert_fact`, `create_entity`, `link_fact_entity`, `insert_causal_link`, `propose_merge`.
 Every tool validates its arguments and raises `ToolError` with a message an LLM can act on.
-`insert_fact` also guards against near-duplicates (seed 001: Jaccard >= 0.75 in the same time
+`insert_fact` also guards against near-duplicates (Jaccard >= 0.75 in the same time
 neighbourhood), so a rerun never adds a fact twice whatever the caller does.
 """
 

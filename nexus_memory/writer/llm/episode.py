@@ -45,11 +45,21 @@ def sender_entity_id(tools: WriterTools, event: Event) -> str | None:
     return identity.canonical_id(tools.conn, row[0]) if row else None
 
 
-def delivery_line(event: Event) -> str:
-    """The deliveryContext of an event as key=value pairs."""
-    parts = [f"platform={event.platform}", f"direction={event.direction}", f"sender_id={event.sender_id}"]
+def delivery_line(tools: WriterTools, event: Event) -> str:
+    """The event's deliveryContext, with `speaker`: the only name facts may give its sender.
+
+    A sender_name that is not the speaker (shaped like another handle, or already another sender's
+    name) is shown as unverified, so the model reads it as a claim.
+    """
+    speaker = identity.speaker_name(tools.conn, event)
+    parts = [
+        f"platform={event.platform}",
+        f"direction={event.direction}",
+        f"sender_id={event.sender_id}",
+        f"speaker={speaker}",
+    ]
     optional = {
-        "sender_name": event.sender_name,
+        "sender_name" if event.sender_name == speaker else "unverified_sender_name": event.sender_name,
         "peer_id": event.peer_id,
         "peer_kind": event.peer_kind,
         "thread_id": event.thread_id,
@@ -66,7 +76,7 @@ def render_episode(tools: WriterTools, episode: EpisodeInput, closing: str) -> s
         lines += ["", "CONTEXT EVENTS (earlier in the thread; for understanding only, do not extract from them):"]
         for event in episode.context:
             # Who and when is enough to follow the thread; the full deliveryContext is for new events.
-            who = event.sender_name or event.sender_id
+            who = identity.speaker_name(tools.conn, event)
             lines.append(f"- {iso(event.as_of)} {who} ({event.direction}): {clip(event.content, MAX_CONTEXT_CHARS)}")
     lines += ["", "NEW EVENTS (extract from these; cite the ref of the event each fact comes from):"]
     for ref, event in zip(event_refs(episode), episode.events, strict=True):
@@ -75,7 +85,7 @@ def render_episode(tools: WriterTools, episode: EpisodeInput, closing: str) -> s
             "",
             f"[{ref}] id={event.id}",
             f"time: {iso(event.as_of)} (as_of={event.as_of})",
-            f"delivery: {delivery_line(event)}" + (f" sender_entity_id={entity}" if entity else ""),
+            f"delivery: {delivery_line(tools, event)}" + (f" sender_entity_id={entity}" if entity else ""),
             f"content: {clip(event.content, MAX_EVENT_CHARS)}",
         ]
     lines += ["", closing]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from nexus_memory import db
 from nexus_memory.events import Event, InvalidRecord, parse_timestamp
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.llm.episode import event_refs
@@ -196,7 +197,7 @@ class ModelTools:
             raise ToolError(f"unknown tool {name!r}; tools are {', '.join(sorted(self.handlers))}")
         _check_keys(name, args)
         # Some tools write several rows; a failure half-way must not leave the first ones.
-        with savepoint(self.tools, "llm_tool"):
+        with undone_on_error(self.tools):
             return self.handlers[name](args)
 
     def source_event(self, value: str | None) -> Event:
@@ -298,23 +299,19 @@ class ModelTools:
 
 
 @contextmanager
-def savepoint(tools: WriterTools, name: str) -> Iterator[None]:
-    """Roll the block's writes (and the tools' counters) back when it fails; keep them otherwise."""
-    conn = tools.conn
+def undone_on_error(tools: WriterTools) -> Iterator[None]:
+    """A nested transaction that also puts the tools' counters back when the block fails."""
     facts, mentions = list(tools.facts_written), dict(tools.entity_mentions)
-    conn.execute(f"SAVEPOINT {name}")
     try:
-        yield
+        with db.transaction(tools.conn):
+            yield
     except BaseException:
-        conn.execute(f"ROLLBACK TO {name}")
-        conn.execute(f"RELEASE {name}")
         _restore(tools, facts, mentions)
         raise
-    conn.execute(f"RELEASE {name}")
 
 
 def _restore(tools: WriterTools, facts: list[str], mentions: dict[str, int]) -> None:
-    """Put the tools' in-memory counters back in step with a rolled-back savepoint."""
+    """Put the tools' in-memory counters back in step with a rolled-back block."""
     tools.facts_written[:] = facts
     tools.entity_mentions.clear()
     tools.entity_mentions.update(mentions)

@@ -8,7 +8,7 @@ Robustness, because small local models are the common case:
 - a tool call with bad JSON or bad arguments gets `{"error": ...}` back so the model can fix it,
   within a per-episode error budget;
 - garbage output, API errors, timeouts and refusals end the attempt: its writes are rolled back
-  to a SAVEPOINT and the loop starts again, up to `max_retries` times;
+  (a nested `db.transaction`) and the loop starts again, up to `max_retries` times;
 - a tool call written as JSON in the message content (not in `tool_calls`) is accepted.
 
 An attempt that fails because tool calling itself does not work (the server cannot parse the
@@ -27,7 +27,7 @@ from typing import Any
 from nexus_memory.llm.client import RETRY_TEMPERATURE, Budget, LLMClient, LLMError, Usage, clip
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.llm.episode import render_episode
-from nexus_memory.writer.llm.model_tools import OPENAI_TOOLS, TOOL_NAMES, ModelTools, savepoint
+from nexus_memory.writer.llm.model_tools import OPENAI_TOOLS, TOOL_NAMES, ModelTools, undone_on_error
 from nexus_memory.writer.tools import ToolError, WriterTools
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,7 @@ class ToolLoop:
         broken = False
         for attempt in range(self.max_retries + 1):
             try:
-                with savepoint(tools, "llm_attempt"):
+                with undone_on_error(tools):
                     return self._attempt(tools, episode, user_message, usage, stats, attempt)
             except AttemptFailed as exc:
                 stats.failures.append(f"attempt {attempt + 1}: {exc.reason}")

@@ -24,20 +24,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexus_memory import db, identity
+from nexus_memory import identity
 from nexus_memory.events import Event
 from nexus_memory.writer.base import EpisodeInput
+from nexus_memory.writer.extractor import annotate_relative_dates, explicit_date, find_introductions, split_sentences
+from nexus_memory.writer.extractor.causal import CAUSAL_INFIX, CAUSAL_LINK_PREV, CAUSAL_PREFIX
+from nexus_memory.writer.extractor.pronouns import resolve_pronouns
+from nexus_memory.writer.extractor.text import lower_first
 from nexus_memory.writer.llm.model_tools import ModelTools
-from nexus_memory.writer.offline import (
-    CAUSAL_INFIX,
-    CAUSAL_LINK_PREV,
-    CAUSAL_PREFIX,
-    annotate_relative_dates,
-    explicit_date,
-    find_introductions,
-    resolve_pronouns,
-    split_sentences,
-)
 from nexus_memory.writer.tools import ToolError
 
 ENTITY_TYPES = (
@@ -90,19 +84,6 @@ def says_cause(text: str) -> bool:
     return any(p.match(s) for s in sentences for p, _ in CAUSAL_PREFIX) or any(
         CAUSAL_LINK_PREV.match(s) for s in sentences
     )
-
-
-def speaker_name(conn: db.Connection, event: Event) -> str:
-    """How facts name who said an event: the person the owner accepted for the handle, else the
-    platform's display name, else the handle. Never a name the message itself claims."""
-    row = conn.execute(
-        "SELECT entity_id FROM contacts WHERE platform = ? AND handle = ?", (event.platform, event.sender_id)
-    ).fetchone()
-    if row:
-        entity = identity.get_entity(conn, identity.canonical_id(conn, row[0]))
-        if entity is not None and entity.type == "person":
-            return entity.name
-    return event.sender_name or event.sender_id
 
 
 @dataclass(frozen=True)
@@ -162,7 +143,7 @@ class EpisodeView:
         conn = model_tools.tools.conn
         self.model_tools = model_tools
         self.everyone = [*episode.context, *episode.events]
-        self.speakers = {e.sender_id: speaker_name(conn, e) for e in self.everyone}
+        self.speakers = {e.sender_id: identity.speaker_name(conn, e) for e in self.everyone}
         # The latest event of each participant, by the name facts use for them.
         self.by_name = {_norm(self.speakers[e.sender_id]): e for e in self.everyone}
         pieces = [e.content for e in self.everyone]
@@ -300,7 +281,7 @@ def attribute(text: str, speaker: str, peer: str | None) -> str:
     text, _first = resolve_pronouns(text, speaker, peer)
     words = _norm(text).split()
     if words and words[0] in PRONOUN_SUBJECTS:
-        text = f"{speaker} said {text[:1].lower()}{text[1:]}"
+        text = f"{speaker} said {lower_first(text)}"
     return text
 
 

@@ -25,7 +25,7 @@ from nexus_memory.config import Settings
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
 from nexus_memory.writer.base import EpisodeInput, WriteResult, WriterFailure
 from nexus_memory.writer.llm.episode import load_prompt, load_role_prompt
-from nexus_memory.writer.llm.model_tools import savepoint
+from nexus_memory.writer.llm.model_tools import undone_on_error
 from nexus_memory.writer.llm.structured import StructuredExtractor
 from nexus_memory.writer.llm.tool_loop import MAX_TOOL_ERRORS, ToolLoop, ToolLoopFailed, ToolStats
 from nexus_memory.writer.tools import WriterTools
@@ -135,7 +135,7 @@ class LLMWriter:
     def _structured(self, tools: WriterTools, episode: EpisodeInput, usage: Usage, fallback: str) -> WriteResult:
         try:
             # A failure half-way through the writes must not leave the first ones.
-            with savepoint(tools, "llm_structured"):
+            with undone_on_error(tools):
                 outcome = self.structured.run(tools, episode, usage)
         except LLMError as exc:
             raise self._failure(exc.reason, usage, "structured", fallback) from exc

@@ -1,22 +1,17 @@
-"""Vector search over the active model's embeddings.
+"""The IVF index: approximate nearest neighbours in numpy, derived from the canonical `embeddings` table.
 
-Two indexes, both derived from the canonical `embeddings` table and rebuildable from it:
-
-* `vec_embeddings` (sqlite-vec vec0, cosine, metadata columns platform/as_of/thread_id): exact
-  KNN with the filters evaluated inside the scan. It serves small stores (below `ann_threshold`
-  rows of a target type) and is the last-resort fallback. At 1M rows a scan takes ~700 ms here,
-  too slow for recall, hence:
-* an IVF index in numpy (files under `<data_dir>/ann/<model-slug>/<target_type>/`): spherical
-  k-means centroids trained on a sample, vectors stored grouped by list as one contiguous float32
-  array (memory-mapped, so processes share the page cache), a query probes the `nprobe` nearest
-  lists and scores them exactly. It builds in seconds to a minute at 1M (HNSW took 17 min here).
-  Each vector's platform / as_of / thread code is stored beside it, so filters are applied to the
-  candidates *before* the top-k cut: selective filters go exact over the matching rows, loose ones
-  probe proportionally more lists.
+Files under `<data_dir>/ann/<model-slug>/<target_type>/`: spherical k-means centroids trained on a
+sample, vectors stored grouped by list as one contiguous float32 array (memory-mapped, so processes
+share the page cache); a query probes the `nprobe` nearest lists and scores them exactly. It builds
+in seconds to a minute at 1M (HNSW took 17 min here). Each vector's platform / as_of / thread code is
+stored beside it, so filters are applied to the candidates *before* the top-k cut: selective filters
+go exact over the matching rows, loose ones probe proportionally more lists.
 
 Rows embedded after the IVF files were written (rowid above the index's `covered_rowid`) are read
-from SQLite on the next search into an in-memory delta that is scanned exactly; `maintain`
-folds a large delta into the lists (nearest centroid) or retrains when the set has grown 4x.
+from SQLite on the next search into an in-memory delta that is scanned exactly; `compact_ivf` folds
+a large delta into the lists (nearest centroid) and `build_ivf` retrains (see VectorIndex.maintain).
+Each build writes a new generation directory and then points CURRENT at it, so readers never see
+a half-written index.
 """
 
 from __future__ import annotations
@@ -28,7 +23,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,104 +31,11 @@ from typing import Any
 import numpy as np
 
 from nexus_memory import db
+from nexus_memory.vectors.vec0 import NULL_TIME, Filter, indexed_rows_sql
 
-ANN_THRESHOLD = 20_000  # rows of one (model, target_type) above which the IVF index is used
 NULL_CODE = -1  # platform/thread code of a NULL value
-NULL_TIME = np.iinfo(np.int64).min  # as_of of a NULL value (never matches a time filter)
-NULL_TIME_SQL = int(NULL_TIME)
-_RESOLVE_SLACK = 16  # extra candidates fetched so rows deleted since indexing can be dropped
+RESOLVE_SLACK = 16  # extra candidates fetched so rows deleted since indexing can be dropped
 _CHUNK = 65_536  # rows per chunk when reading, assigning and writing (bounds memory)
-
-Row = tuple[str, np.ndarray, str | None, int | None, str | None]
-
-
-class IndexModelMismatch(RuntimeError):
-    """The search index was built for another embedding model or dimension than the one in use."""
-
-
-# --- metadata of indexed rows -------------------------------------------------------------------
-
-# Where platform / as_of / thread_id come from, per target type. Entities and mental models have
-# no platform or thread; their as_of is when they were last seen / updated.
-_META_JOINS: dict[str, tuple[str, str]] = {
-    "fact": ("LEFT JOIN facts s ON s.id = e.target_id", "s.platform, s.as_of, s.thread_id"),
-    "observation": (
-        "LEFT JOIN analysis_runs s ON s.id = e.target_id LEFT JOIN episodes ep ON ep.id = s.episode_id",
-        "ep.platform, COALESCE(ep.end_time, s.created_at), ep.thread_id",
-    ),
-    "entity": ("LEFT JOIN entities s ON s.id = e.target_id", "NULL, s.last_seen, NULL"),
-    "mental_model": ("LEFT JOIN mental_models s ON s.id = e.target_id", "NULL, s.updated_at, NULL"),
-}
-
-
-def indexed_rows_sql(target_type: str) -> str:
-    """SELECT rowid, target_id, embedding, platform, as_of, thread_id of one model and type.
-
-    Parameters: (model, target_type, min_rowid). `NOT INDEXED` makes SQLite walk the rowid range
-    instead of the model index, so a catch-up read of a few new rows stays a few-row read.
-    """
-    join, cols = _META_JOINS.get(target_type, ("", "NULL, NULL, NULL"))
-    return (
-        f"SELECT e.rowid, e.target_id, e.embedding, {cols} "
-        f"FROM embeddings e NOT INDEXED {join} "
-        "WHERE e.rowid > ? AND e.model = ? AND e.target_type = ? ORDER BY e.rowid"
-    )
-
-
-# --- vector_index_state and the vec0 table ------------------------------------------------------
-
-
-def index_state(conn: db.Connection) -> tuple[str, int] | None:
-    """(model, dimension) the search index serves, or None before first use."""
-    row = conn.execute("SELECT model, dimension FROM vector_index_state WHERE id = 1").fetchone()
-    return (row[0], int(row[1])) if row else None
-
-
-def mismatch_message(have: tuple[str, int], want: tuple[str, int]) -> str:
-    return (
-        f"The vector index was built for model {have[0]!r} ({have[1]} dims) but {want[0]!r} "
-        f"({want[1]} dims) is configured. Run `nexus-memory rebuild-index` to rebuild it for the "
-        "configured model, or set NEXUS_EMBEDDING_MODEL back."
-    )
-
-
-def create_vec_table(conn: db.Connection, dimension: int) -> None:
-    """(Re)create the empty vec0 table for vectors of `dimension`; see schema/embeddings.sql."""
-    conn.execute("DROP TABLE IF EXISTS vec_embeddings")
-    conn.execute(
-        f"""CREATE VIRTUAL TABLE embeddings.vec_embeddings USING vec0(
-            target_type TEXT partition key,
-            embedding float[{int(dimension)}] distance_metric=cosine,
-            platform TEXT,
-            as_of INTEGER,
-            thread_id TEXT,
-            +target_id TEXT
-        )"""
-    )
-
-
-def insert_vec_rows(conn: db.Connection, rows: Iterator[tuple[Any, ...]] | list[tuple[Any, ...]]) -> None:
-    """Bulk insert (rowid, target_type, embedding blob, platform, as_of, thread_id, target_id).
-
-    vec0 metadata columns reject NULL, so a missing platform/thread is stored as '' and a missing
-    as_of as NULL_TIME (time filters exclude it explicitly, see `VectorSearch.exact`).
-    """
-    conn.executemany(
-        "INSERT INTO vec_embeddings(rowid, target_type, embedding, platform, as_of, thread_id, target_id) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            (
-                r[0],
-                r[1],
-                r[2],
-                "" if r[3] is None else r[3],
-                NULL_TIME_SQL if r[4] is None else r[4],
-                "" if r[5] is None else r[5],
-                r[6],
-            )
-            for r in rows
-        ),
-    )
 
 
 def model_slug(model: str) -> str:
@@ -143,23 +45,6 @@ def model_slug(model: str) -> str:
 
 def ann_root(data_dir: Path, model: str) -> Path:
     return Path(data_dir) / "ann" / model_slug(model)
-
-
-# --- filters --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Filter:
-    """Metadata constraints; a None field does not constrain. Time bounds are inclusive."""
-
-    platform: str | None = None
-    time_after: int | None = None
-    time_before: int | None = None
-    thread_id: str | None = None
-
-    @property
-    def active(self) -> bool:
-        return any(v is not None for v in (self.platform, self.time_after, self.time_before, self.thread_id))
 
 
 def _mask(
@@ -283,7 +168,7 @@ class IvfIndex:
         self.thread = np.load(directory / "thread.npy")
         self.delta = _Delta(self.dimension)
         self.seen_rowid = self.covered_rowid
-        # Shared by every VectorSearch of the process: catch-up mutates the delta and vocabularies.
+        # Shared by every VectorIndex of the process: catch-up mutates the delta and vocabularies.
         self.lock = threading.Lock()
 
     @property
@@ -332,7 +217,7 @@ class IvfIndex:
         else:
             main_mask = None
         positions, scores = self._probe(query, nprobe, main_mask)
-        if flt.active and len(scores) + len(delta_scores) < fetch - _RESOLVE_SLACK:
+        if flt.active and len(scores) + len(delta_scores) < fetch - RESOLVE_SLACK:
             return None
         return _top(
             np.concatenate([self.rowids[positions], delta_rowids]), np.concatenate([scores, delta_scores]), fetch
@@ -513,6 +398,13 @@ def current_generation(root: Path) -> Path | None:
     return gen if gen.is_dir() else None
 
 
+def generation_sizes(gen: Path) -> tuple[int, int, int]:
+    """(covered_rowid, rows trained on, rows in the lists) of one IVF generation."""
+    meta = json.loads((gen / "meta.json").read_text())
+    indexed = int(np.load(gen / "rowids.npy", mmap_mode="r").shape[0])
+    return int(meta["covered_rowid"]), int(meta["trained_n"]), indexed
+
+
 def build_ivf(
     conn: db.Connection,
     data_dir: Path,
@@ -597,7 +489,7 @@ class _Stacked:
         return out
 
 
-# Loaded generations, shared by every VectorSearch of the process: (root) -> (generation, index).
+# Loaded generations, shared by every VectorIndex of the process: (root) -> (generation, index).
 _LOADED: dict[Path, tuple[Path, IvfIndex]] = {}
 _LOADED_LOCK = threading.Lock()
 
@@ -607,7 +499,7 @@ def _forget(root: Path) -> None:
         _LOADED.pop(root, None)
 
 
-def _loaded(root: Path) -> IvfIndex | None:
+def loaded_index(root: Path) -> IvfIndex | None:
     """The current generation under `root`, loaded once per process and reloaded when replaced."""
     gen = current_generation(root)
     with _LOADED_LOCK:
@@ -626,201 +518,3 @@ def drop_ann(data_dir: Path) -> None:
     shutil.rmtree(Path(data_dir) / "ann", ignore_errors=True)
     with _LOADED_LOCK:
         _LOADED.clear()
-
-
-# --- the search API ------------------------------------------------------------------------------
-
-
-class VectorSearch:
-    """Nearest-neighbour search over one model's embeddings: exact vec0 when small, IVF when large."""
-
-    def __init__(
-        self, stores: Any, model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD, nprobe: int | None = None
-    ) -> None:
-        self.stores = stores
-        self.conn = stores.conn
-        self.model = model
-        self.dimension = int(dimension)
-        self.ann_threshold = ann_threshold
-        self.nprobe = nprobe
-        state = index_state(self.conn)
-        if state is not None and state != (model, self.dimension):
-            raise IndexModelMismatch(mismatch_message(state, (model, self.dimension)))
-
-    def _root(self, target_type: str) -> Path:
-        return ann_root(self.stores.data_dir, self.model) / target_type
-
-    def search(
-        self,
-        query: np.ndarray,
-        k: int,
-        *,
-        target_type: str = "fact",
-        platform: str | None = None,
-        time_after: int | None = None,
-        time_before: int | None = None,
-        thread_id: str | None = None,
-    ) -> list[tuple[str, float]]:
-        """(target_id, cosine similarity) of the k nearest rows, best first.
-
-        Filters (platform, inclusive as_of bounds, thread) are applied before the top-k cut.
-        """
-        if k <= 0:
-            return []
-        query = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
-        flt = Filter(platform, time_after, time_before, thread_id)
-        index = _loaded(self._root(target_type))
-        if index is not None:
-            with index.lock:
-                index.catch_up(self.conn, self.model, target_type)
-                nprobe = self.nprobe or default_nprobe(index.nlist)
-                found = index.search(query, k + _RESOLVE_SLACK, flt, nprobe)
-            if found is not None:
-                return self._resolve(found[0], found[1], k)
-        return self.exact(query, k, target_type=target_type, flt=flt)
-
-    def exact(
-        self, query: np.ndarray, k: int, *, target_type: str = "fact", flt: Filter = Filter()
-    ) -> list[tuple[str, float]]:
-        """Exact KNN through sqlite-vec, with the filters inside the KNN."""
-        sql = [
-            "SELECT target_id, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ?",
-            "AND target_type = ?",
-        ]
-        args: list[Any] = [np.ascontiguousarray(query, dtype=np.float32).tobytes(), int(k), target_type]
-        if flt.time_after is not None or flt.time_before is not None:
-            sql.append("AND as_of != ?")  # rows without as_of never match a time filter
-            args.append(NULL_TIME_SQL)
-        for clause, value in (
-            ("platform = ?", flt.platform),
-            ("as_of >= ?", flt.time_after),
-            ("as_of <= ?", flt.time_before),
-            ("thread_id = ?", flt.thread_id),
-        ):
-            if value is not None:
-                sql.append(f"AND {clause}")
-                args.append(value)
-        rows = self.conn.execute(" ".join(sql) + " ORDER BY distance", args).fetchall()
-        return [(r[0], 1.0 - float(r[1])) for r in rows]
-
-    def _resolve(self, rowids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
-        """Map embeddings rowids to target ids; rows deleted since indexing drop out."""
-        if not len(rowids):
-            return []
-        wanted = [int(r) for r in rowids]
-        found = dict(
-            self.conn.execute(
-                f"SELECT rowid, target_id FROM embeddings WHERE rowid IN ({db.placeholders(wanted)})", wanted
-            ).fetchall()
-        )
-        out = [(found[int(r)], float(s)) for r, s in zip(rowids, scores, strict=True) if int(r) in found]
-        return out[:k]
-
-    def vectors(self, target_type: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Canonical float32 vectors of these targets under this model (missing ids are absent)."""
-        out: dict[str, np.ndarray] = {}
-        for part in db.chunked(list(dict.fromkeys(ids))):
-            rows = self.conn.execute(
-                f"SELECT target_id, embedding FROM embeddings WHERE model = ? AND target_type = ? "
-                f"AND target_id IN ({db.placeholders(part)})",
-                [self.model, target_type, *part],
-            ).fetchall()
-            out.update((r[0], np.frombuffer(r[1], dtype="<f4").astype(np.float32)) for r in rows)
-        return out
-
-    def add(self, target_type: str, rows: Sequence[Row], *, text_hashes: Mapping[str, str] | None = None) -> None:
-        """Store and index (target_id, vec, platform, as_of, thread_id) rows, in one transaction.
-
-        Writes the canonical `embeddings` row (skipped when one exists for this model), with the
-        hash of the text it was made from when `text_hashes` (target_id -> hash) has it, and the
-        vec0 row; the IVF index picks new rows up by rowid on its next search.
-        """
-        if not rows:
-            return
-        hashes = text_hashes or {}
-        now = int(time.time() * 1000)
-        with db.transaction(self.conn):
-            ids = [r[0] for r in rows]
-            existing = set(self._existing(target_type, ids))
-            fresh = [r for r in rows if r[0] not in existing]
-            if not fresh:
-                return
-            self.conn.executemany(
-                "INSERT INTO embeddings(id, target_type, target_id, model, embedding, dimension, created_at, "
-                "text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        embedding_id(target_type, r[0], self.model),
-                        target_type,
-                        r[0],
-                        self.model,
-                        to_blob(r[1]),
-                        self.dimension,
-                        now,
-                        hashes.get(r[0]),
-                    )
-                    for r in fresh
-                ],
-            )
-            rowids = self._existing(target_type, [r[0] for r in fresh])
-            insert_vec_rows(
-                self.conn, [(rowids[r[0]], target_type, to_blob(r[1]), r[2], r[3], r[4], r[0]) for r in fresh]
-            )
-
-    def _existing(self, target_type: str, ids: Sequence[str]) -> dict[str, int]:
-        """target_id -> embeddings.rowid for those of `ids` already embedded with this model."""
-        out: dict[str, int] = {}
-        for part in db.chunked(ids):
-            out.update(
-                self.conn.execute(
-                    f"SELECT target_id, rowid FROM embeddings WHERE target_type = ? AND model = ? "
-                    f"AND target_id IN ({db.placeholders(part)})",
-                    [target_type, self.model, *part],
-                ).fetchall()
-            )
-        return out
-
-    def count(self, target_type: str) -> int:
-        """Canonical rows of this model and type."""
-        return self.conn.execute(
-            "SELECT count(*) FROM embeddings WHERE model = ? AND target_type = ?", (self.model, target_type)
-        ).fetchone()[0]
-
-    def maintain(self, target_type: str, *, compact_fraction: float = 0.05, compact_min: int = 5_000) -> str:
-        """Keep the IVF index fit: build it past the threshold, fold in a large delta, retrain at 4x.
-
-        Returns what it did: 'none', 'built', 'compacted' or 'rebuilt'. Meant for the embedding
-        step (it can take a minute at 1M), never for the query path.
-        """
-        root = self._root(target_type)
-        gen = current_generation(root)
-        if gen is None:
-            if self.count(target_type) < self.ann_threshold:
-                return "none"
-            build_ivf(self.conn, self.stores.data_dir, self.model, target_type, self.dimension)
-            return "built"
-        meta = json.loads((gen / "meta.json").read_text())
-        indexed = int(np.load(gen / "rowids.npy", mmap_mode="r").shape[0])
-        pending = self.conn.execute(
-            "SELECT count(*) FROM embeddings NOT INDEXED WHERE rowid > ? AND model = ? AND target_type = ?",
-            (int(meta["covered_rowid"]), self.model, target_type),
-        ).fetchone()[0]
-        if indexed + pending > 4 * int(meta["trained_n"]):
-            build_ivf(self.conn, self.stores.data_dir, self.model, target_type, self.dimension)
-            return "rebuilt"
-        if pending >= max(compact_min, compact_fraction * indexed):
-            compact_ivf(self.conn, self.stores.data_dir, self.model, target_type)
-            return "compacted"
-        return "none"
-
-
-def to_blob(vector: np.ndarray) -> bytes:
-    """Little-endian float32 bytes, the format of `embeddings.embedding` and vec0."""
-    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
-
-
-def embedding_id(target_type: str, target_id: str, model: str) -> str:
-    """Deterministic embeddings.id, so re-running a step never duplicates a row."""
-    from nexus_memory.ids import stable_id
-
-    return stable_id("emb", target_type, target_id, model)

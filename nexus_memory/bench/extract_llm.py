@@ -4,7 +4,7 @@
 (NEXUS_LLM_BASE_URL, NEXUS_LLM_MODEL(_WRITER), NEXUS_LLM_MODE; any OpenAI-compatible server) over
 the first episodes of the file and reports, per episode: status, the mode that wrote it, seconds,
 prompt and completion tokens, facts kept and facts dropped by validation (with reasons). Over the
-subset it reports observation coverage and overlap (as `bench_extract` defines them) for the LLM
+subset it reports observation coverage and overlap (as `bench/extract.py` defines them) for the LLM
 writer and for the offline writer on the very same episodes, and a few facts as examples.
 
 Episodes are LoCoMo sessions, or chunks of `episode_turns` turns of them (small local models read
@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from nexus_memory import events as ledger
+from nexus_memory.bench.extract import CONTEXT_TURNS, conversation_sessions, observation_scores
 from nexus_memory.config import Settings, load_settings
 from nexus_memory.events import Event
 from nexus_memory.stores import Stores
 from nexus_memory.writer.base import EpisodeInput, EpisodeWriter, WriteResult, WriterFailure
-from nexus_memory.writer.bench_extract import CONTEXT_TURNS, conversation_sessions, observation_scores
-from nexus_memory.writer.offline import extract
+from nexus_memory.writer.extractor import extract
 from nexus_memory.writer.run import write_events
 from nexus_memory.writer.tools import WriterTools
 

@@ -12,7 +12,7 @@ The file is read directly (no importer, no database): each turn becomes an `Even
 importer shapes it, and `extract` runs once per session with the conversation's earlier turns as
 context. Only the `extract` calls are timed.
 
-Usage: python -m nexus_memory.writer.bench_extract PATH/locomo_dev.json
+Usage: python -m nexus_memory.bench.extract PATH/locomo_dev.json
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from nexus_memory.calendar_words import MONTHS
 from nexus_memory.events import Event
-from nexus_memory.writer.offline import extract
+from nexus_memory.writer.extractor import extract
 
 CONTEXT_TURNS = 10  # earlier turns handed to `extract` as context (who "you" is, known names)
 
@@ -41,26 +42,6 @@ SESSION_KEY_RE = re.compile(r"^session_(\d+)$")
 DIA_ID_RE = re.compile(r"D:?(\d+):(\d+)")
 # Tokens for the overlap F1.
 TOKEN_RE = re.compile(r"[a-z0-9]+")
-MONTHS = {
-    m: i
-    for i, m in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ],
-        start=1,
-    )
-}
 # Stopwords removed before the overlap F1 (a common English list).
 STOPWORDS = frozenset(
     [
@@ -355,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: print the bench JSON for the LoCoMo file given as the only argument."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m nexus_memory.writer.bench_extract PATH/locomo_dev.json", file=sys.stderr)
+        print("usage: python -m nexus_memory.bench.extract PATH/locomo_dev.json", file=sys.stderr)
         return 2
     print(json.dumps(run(Path(args[0])), indent=2))
     return 0

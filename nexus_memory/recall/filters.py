@@ -1,0 +1,122 @@
+"""Recall filters as SQL: one WHERE clause per target table, applied inside every strategy before its LIMIT.
+
+Facts carry their own platform, thread, session and time; observations take theirs from the episode
+they were drawn from; mental models and entities have no place, so a place filter excludes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from nexus_memory import db
+
+TOOL_PLATFORM = "memory_tool"  # platform of facts written through the agent tools (remember/correct)
+OBSERVATION_TYPE = "observation_v1"
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions applied inside every strategy. Time bounds are inclusive (as VectorIndex's)."""
+
+    time_after: int | None = None
+    time_before: int | None = None
+    platform: str | None = None
+    thread_id: str | None = None
+    session_id: str | None = None
+    exclude_session_id: str | None = None
+    entity_ids: tuple[str, ...] | None = None  # None: no entity filter; (): unknown entity, no result
+
+    @property
+    def restricts(self) -> bool:
+        """Whether any filter narrows the facts (exclude_session alone does not)."""
+        return any(
+            v is not None
+            for v in (
+                self.time_after,
+                self.time_before,
+                self.platform,
+                self.thread_id,
+                self.session_id,
+                self.entity_ids,
+            )
+        )
+
+    def fact_sql(self, alias: str = "f") -> tuple[str, list[Any]]:
+        """WHERE clause (never empty) and arguments restricting facts aliased `alias`."""
+        a = alias
+        clauses, args = self._time_place_sql(f"{a}.as_of", f"{a}.platform", f"{a}.thread_id")
+        if self.session_id is not None:
+            clauses.append(f"{a}.session_id = ?")
+            args.append(self.session_id)
+        if self.exclude_session_id is not None:
+            clauses.append(f"({a}.session_id IS NULL OR {a}.session_id != ?)")
+            args.append(self.exclude_session_id)
+        if self.entity_ids is not None:
+            marks = db.placeholders(self.entity_ids) or "NULL"
+            clauses.append(f"{a}.id IN (SELECT fact_id FROM fact_entities WHERE entity_id IN ({marks}))")
+            args.extend(self.entity_ids)
+        # Facts are immutable: a correction is a new fact whose metadata names the one it replaces.
+        # Tool-written facts are few and indexed by platform, so this subquery stays cheap.
+        clauses.append(
+            f"{a}.id NOT IN (SELECT json_extract(metadata, '$.supersedes') FROM facts "
+            "WHERE platform = ? AND json_valid(metadata) AND json_extract(metadata, '$.supersedes') IS NOT NULL)"
+        )
+        args.append(TOOL_PLATFORM)
+        return " AND ".join(clauses), args
+
+    def observation_sql(self) -> tuple[str, list[Any]] | None:
+        """WHERE clause for analysis_runs `r` LEFT JOIN episodes `ep`; None when none can match."""
+        if self.session_id is not None:
+            return None  # observations span sessions; a session-only recall is about that session's facts
+        clauses, args = self._time_place_sql("COALESCE(ep.end_time, r.created_at)", "ep.platform", "ep.thread_id")
+        clauses += [
+            "r.analysis_type_id = ?",
+            "r.output_text IS NOT NULL",
+            "r.output_text != ''",
+            # Observations are versioned by parent_id: only the newest version answers.
+            "NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = r.id)",
+        ]
+        args.append(OBSERVATION_TYPE)
+        if self.entity_ids is not None:
+            marks = db.placeholders(self.entity_ids) or "NULL"
+            clauses.append(f"""r.id IN (SELECT o.analysis_run_id FROM observation_facts o
+                               JOIN fact_entities fe ON fe.fact_id = o.fact_id WHERE fe.entity_id IN ({marks}))""")
+            args.extend(self.entity_ids)
+        return " AND ".join(clauses), args
+
+    def mental_model_sql(self) -> tuple[str, list[Any]] | None:
+        """WHERE clause for mental_models `m`; None when none can match (they have no place)."""
+        if self.platform is not None or self.thread_id is not None or self.session_id is not None:
+            return None
+        clauses, args = self._time_place_sql("m.updated_at", None, None)
+        clauses.append("NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)")
+        if self.entity_ids is not None:
+            marks = db.placeholders(self.entity_ids) or "NULL"
+            clauses.append(f"m.entity_id IN ({marks})")
+            args.extend(self.entity_ids)
+        return " AND ".join(clauses), args
+
+    def entity_sql(self) -> tuple[str, list[Any]]:
+        """WHERE clause for entities `n`: live ones, restricted to the entity filter if any."""
+        clauses, args = ["n.merged_into IS NULL"], []
+        if self.entity_ids is not None:
+            clauses.append(f"n.id IN ({db.placeholders(self.entity_ids) or 'NULL'})")
+            args.extend(self.entity_ids)
+        return " AND ".join(clauses), args
+
+    def _time_place_sql(self, as_of: str, platform: str | None, thread: str | None) -> tuple[list[str], list[Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        for clause, value in (
+            (f"{as_of} >= ?", self.time_after),
+            (f"{as_of} <= ?", self.time_before),
+            (f"{platform} = ?", self.platform if platform else None),
+            (f"{thread} = ?", self.thread_id if thread else None),
+        ):
+            if value is not None:
+                clauses.append(clause)
+                args.append(value)
+        if (platform is None and self.platform is not None) or (thread is None and self.thread_id is not None):
+            clauses.append("0")
+        return clauses, args

@@ -1,0 +1,375 @@
+"""The recall strategies: each turns a query into ranked lists of "<type>:<id>" keys, best first.
+
+- semantic: cosine KNN through the vector index (one list across all types in scope, by similarity);
+- keyword:  FTS5 BM25 over facts (terms chosen by `keyword.py`), LIKE over observation / mental
+            model text (those tables have no FTS index; they are small next to facts);
+- entity:   entities named in the query or given as `entity`, then their latest facts through the
+            (entity_id, as_of DESC) index, ranked by how many query entities a fact links, then recency
+            (a named entity linked to over BUSY_ENTITY_SHARE of recent facts tells nothing apart: skipped);
+            for scope 'entities', the matching entities themselves;
+- causal:   one hop along causal_links from the top fused facts;
+- recency:  the latest facts passing the filters, when nothing else found anything.
+
+Every filter is a WHERE clause (filters.py) inside each strategy, before its LIMIT. The vector index
+filters platform / time / thread itself; the rest (entity, session, exclude_session, superseded facts)
+is handled by scoring the few matching facts exactly when the filter is selective (<= EXACT_SCAN_MAX
+facts) and otherwise by over-fetching from the index and filtering in SQL (which can return fewer than
+the limit when the filter is both loose and far from the query).
+
+A busy entity named in the query (see query_entities.BUSY_ENTITY_SHARE) also tells little apart for
+the semantic strategy: the query is embedded with and without its name and the two vectors averaged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nexus_memory import db
+from nexus_memory.recall import keyword
+from nexus_memory.recall.filters import Filters
+from nexus_memory.recall.fusion import Ranked, result_key
+from nexus_memory.recall.query_entities import MAX_QUERY_ENTITIES, terms_besides_names, without_names
+from nexus_memory.stores import Stores
+
+if TYPE_CHECKING:
+    from nexus_memory.embeddings import Embedder
+    from nexus_memory.vectors.index import VectorIndex
+
+log = logging.getLogger(__name__)
+
+KEYWORD_WINDOW = 1_000  # BM25 scores at most the newest this-many matching facts (see _fts_facts)
+EXACT_SCAN_MAX = 5_000  # a filter matching at most this many facts is scored exactly, not via the index
+SEMANTIC_OVERFETCH = 4  # index over-fetch when filters remain that the index cannot apply
+EMBED_CHARS = 2_000  # the model reads ~256 tokens anyway
+# Facts read per query entity before ranking; bounded so a very busy entity stays cheap.
+ENTITY_SCAN_LIMIT = 500
+
+
+@dataclass
+class QueryContext:
+    """Everything one recall needs, passed to each strategy."""
+
+    stores: Stores
+    text: str  # the query with date expressions removed, sanitised
+    types: tuple[str, ...]  # target types in scope
+    filters: Filters
+    limit: int
+    vector_index: VectorIndex | None = None
+    query_vector: np.ndarray | None = None
+    # Filters without the window parsed from the query, when that window is a boost (see engine.py).
+    any_time: Filters | None = None
+    # Set by the engine before any strategy needs them:
+    named: list[str] = field(default_factory=list)  # entities the query text names (match_query_entities)
+    busy: set[str] = field(default_factory=set)  # those of them that are busy (busy_entities)
+
+    @property
+    def conn(self) -> db.Connection:
+        return self.stores.conn
+
+
+def semantic_model(ctx: QueryContext, embedder: Embedder | None) -> Embedder | None:
+    """The query model, with ctx.vector_index set; None (semantic skipped) when vectors are unavailable."""
+    if not keyword.tokenize(ctx.text):
+        return None  # nothing but punctuation/emoji: an embedding of it would match noise
+    if embedder is None:
+        embedder = default_embedder(ctx.stores)
+        if embedder is None:
+            return None
+    from nexus_memory.vectors.index import VectorIndex
+
+    ctx.vector_index = VectorIndex(ctx.stores, embedder.model_name, embedder.dimension)
+    return embedder
+
+
+def embed_query(ctx: QueryContext, embedder: Embedder) -> None:
+    """Set ctx.query_vector (needs ctx.busy)."""
+    # A busy entity's name (the user, a conversation partner) is in most facts, and in a short query it
+    # pulls the embedding toward every fact that repeats it. Averaging with the query embedded without
+    # it keeps who the question is about while what it asks decides the ranking (see the module docstring).
+    generic = without_names(ctx.conn, ctx.text, sorted(ctx.busy)) if ctx.busy else None
+    texts = [ctx.text[:EMBED_CHARS]] + ([generic[:EMBED_CHARS]] if generic is not None else [])
+    vector = np.asarray(embedder.encode_queries(texts), dtype=np.float32).sum(axis=0)
+    ctx.query_vector = vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+
+_UNLOADABLE: set[str] = set()  # models that failed to load in this process: don't retry every query
+
+
+def default_embedder(stores: Stores) -> Embedder | None:
+    """The model the store's vector index was built with, or None (nothing loaded) when there is none.
+
+    The index's model, not the configured one: query vectors must live in the indexed space. A
+    model that cannot be loaded here disables the semantic strategy (logged once per process).
+    """
+    try:
+        from nexus_memory.embeddings import get_embedder
+        from nexus_memory.vectors.vec0 import index_state
+    except ImportError:
+        return None
+    state = index_state(stores.conn)
+    if state is None or state[0] in _UNLOADABLE:
+        return None
+    try:
+        return get_embedder(state[0])
+    except (RuntimeError, OSError, ValueError) as exc:
+        _UNLOADABLE.add(state[0])
+        log.warning("semantic recall disabled: %s", exc)
+        return None
+
+
+def semantic_search(ctx: QueryContext) -> Ranked:
+    """One list over every type in scope, by cosine similarity (comparable across types)."""
+    assert ctx.vector_index is not None and ctx.query_vector is not None
+    found: Ranked = []
+    for target_type in ctx.types:
+        # Cosine <= 0 means unrelated; such "nearest" rows would only add noise to the fusion.
+        found += [hit for hit in _semantic_for_type(ctx, target_type) if hit[1] > 0.0]
+    found.sort(key=lambda item: -item[1])
+    return found[: ctx.limit]
+
+
+def _semantic_for_type(ctx: QueryContext, target_type: str) -> Ranked:
+    vs, q, f, limit = ctx.vector_index, ctx.query_vector, ctx.filters, ctx.limit
+    assert vs is not None and q is not None
+    if target_type == "fact":
+        exact_ids = _selective_fact_ids(ctx)
+        if exact_ids is not None:
+            return _exact_scores(vs, q, "fact", exact_ids, limit)
+        where, args = f.fact_sql("f")
+        hits = _index_hits(ctx, "fact", limit * SEMANTIC_OVERFETCH if _needs_post_filter(f) else limit + 16)
+        return _post_filter(ctx.conn, "fact", hits, "FROM facts f", "f.id", where, args, limit)
+    if target_type == "observation":
+        clause = f.observation_sql()
+        if clause is None:
+            return []
+        hits = _index_hits(ctx, "observation", limit * SEMANTIC_OVERFETCH)
+        source = "FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id"
+        return _post_filter(ctx.conn, "observation", hits, source, "r.id", *clause, limit)
+    if target_type == "mental_model":
+        clause = f.mental_model_sql()
+        if clause is None:
+            return []
+        hits = _index_hits(ctx, "mental_model", limit * SEMANTIC_OVERFETCH, place=False)
+        return _post_filter(ctx.conn, "mental_model", hits, "FROM mental_models m", "m.id", *clause, limit)
+    where, args = f.entity_sql()
+    hits = _index_hits(ctx, "entity", limit * SEMANTIC_OVERFETCH, place=False, time=False)
+    return _post_filter(ctx.conn, "entity", hits, "FROM entities n", "n.id", where, args, limit)
+
+
+def _index_hits(
+    ctx: QueryContext, target_type: str, fetch: int, *, place: bool = True, time: bool = True
+) -> list[tuple[str, float]]:
+    """The index's nearest rows of one type, with the filters the index applies itself: platform and
+    thread (`place`; mental models and entities have none) and the time window (`time`)."""
+    assert ctx.vector_index is not None and ctx.query_vector is not None
+    f = ctx.filters
+    return ctx.vector_index.search(
+        ctx.query_vector,
+        fetch,
+        target_type=target_type,
+        platform=f.platform if place else None,
+        time_after=f.time_after if time else None,
+        time_before=f.time_before if time else None,
+        thread_id=f.thread_id if place else None,
+    )
+
+
+def _needs_post_filter(f: Filters) -> bool:
+    return f.entity_ids is not None or f.session_id is not None or f.exclude_session_id is not None
+
+
+def _selective_fact_ids(ctx: QueryContext) -> list[str] | None:
+    """Ids of all facts passing a selective filter (entity / session), or None if not selective."""
+    f = ctx.filters
+    if f.entity_ids is None and f.session_id is None:
+        return None
+    where, args = f.fact_sql("f")
+    rows = ctx.conn.execute(f"SELECT f.id FROM facts f WHERE {where} LIMIT ?", [*args, EXACT_SCAN_MAX + 1])
+    ids = [r[0] for r in rows]
+    return ids if len(ids) <= EXACT_SCAN_MAX else None
+
+
+def _exact_scores(vs: VectorIndex, query: np.ndarray, target_type: str, ids: Sequence[str], limit: int) -> Ranked:
+    """Cosine of the query with each id's stored vector: filter-before-top-k by construction."""
+    vectors = vs.vectors(target_type, ids)
+    if not vectors:
+        return []
+    found = list(vectors)
+    scores = np.stack([vectors[i] for i in found]) @ query
+    order = np.argsort(-scores, kind="stable")[:limit]
+    return [(result_key(target_type, found[i]), float(scores[i])) for i in order]
+
+
+def _post_filter(
+    conn: db.Connection,
+    target_type: str,
+    hits: list[tuple[str, float]],
+    source: str,
+    id_column: str,
+    where: str,
+    args: list[Any],
+    limit: int,
+) -> Ranked:
+    """Keep the hits whose row in `source` passes `where`, in hit order, up to `limit`."""
+    if not hits:
+        return []
+    keep: set[str] = set()
+    for part in db.chunked([h[0] for h in hits]):
+        sql = f"SELECT {id_column} {source} WHERE {id_column} IN ({db.placeholders(part)}) AND {where}"
+        keep.update(r[0] for r in conn.execute(sql, [*part, *args]))
+    return [(result_key(target_type, i), s) for i, s in hits if i in keep][:limit]
+
+
+def keyword_search(ctx: QueryContext) -> list[Ranked]:
+    """FTS5 BM25 over facts; LIKE over observations and mental models (no FTS table for them)."""
+    lists: list[Ranked] = []
+    if "fact" in ctx.types:
+        lists.append(_fts_facts(ctx))
+    higher = [t for t in ctx.types if t in ("observation", "mental_model")]
+    if higher:
+        lists.append(_like_higher_layers(ctx, higher))
+    return lists
+
+
+def _fts_facts(ctx: QueryContext) -> Ranked:
+    match = keyword.fts_query(ctx.conn, "facts_fts", ctx.text)
+    if match is None:
+        return []
+    where, args = ctx.filters.fact_sql("f")
+    # ORDER BY bm25 scores every matching row: at 1M facts a common term matches 50k+ rows (~150 ms).
+    # Walking matches newest-first is cheap, so BM25 ranks only the newest KEYWORD_WINDOW of them; rare
+    # terms (the ones keyword search exists for) match fewer rows than that and are ranked in full.
+    bound_sql = f"""SELECT facts_fts.rowid FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
+                    WHERE facts_fts MATCH ? AND {where} ORDER BY facts_fts.rowid DESC LIMIT 1 OFFSET ?"""
+    bound = ctx.conn.execute(bound_sql, [match, *args, KEYWORD_WINDOW - 1]).fetchone()
+    sql = f"""SELECT f.id, bm25(facts_fts) AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
+              WHERE facts_fts MATCH ? AND facts_fts.rowid >= ? AND {where} ORDER BY rank LIMIT ?"""
+    rows = ctx.conn.execute(sql, [match, bound[0] if bound else 0, *args, ctx.limit]).fetchall()
+    return [(result_key("fact", r[0]), float(r[1])) for r in rows]
+
+
+def _like_higher_layers(ctx: QueryContext, types: Sequence[str]) -> Ranked:
+    """Rows containing query terms (case-insensitive), ranked by how many distinct terms they hold."""
+    terms = keyword.like_terms(ctx.text)
+    if not terms:
+        return []
+    found: Ranked = []
+    hits_sql = " + ".join(["(lower({text}) LIKE ? ESCAPE '\\')"] * len(terms))
+    patterns = [keyword.like_pattern(t) for t in terms]
+    sources = {
+        "observation": (
+            "r.id",
+            "r.output_text",
+            "FROM analysis_runs r LEFT JOIN episodes ep ON ep.id = r.episode_id",
+            ctx.filters.observation_sql(),
+        ),
+        "mental_model": (
+            "m.id",
+            "(m.name || ': ' || m.description)",
+            "FROM mental_models m",
+            ctx.filters.mental_model_sql(),
+        ),
+    }
+    for target_type in types:
+        id_col, text_col, source, clause = sources[target_type]
+        if clause is None:
+            continue
+        hits = hits_sql.format(text=text_col)
+        sql = f"""SELECT id, hits FROM (SELECT {id_col} AS id, ({hits}) AS hits {source} WHERE {clause[0]})
+                  WHERE hits > 0 ORDER BY hits DESC LIMIT ?"""
+        rows = ctx.conn.execute(sql, [*patterns, *clause[1], ctx.limit]).fetchall()
+        found += [(result_key(target_type, r[0]), float(r[1]) / len(terms)) for r in rows]
+    found.sort(key=lambda item: -item[1])
+    return found[: ctx.limit]
+
+
+def entity_search(ctx: QueryContext) -> list[Ranked]:
+    """Facts of the query's entities (and the `entity` filter's), plus matching entity results."""
+    conn, f = ctx.conn, ctx.filters
+    named = ctx.named
+    query_entities = list(dict.fromkeys([*(f.entity_ids or ()), *named]))[:MAX_QUERY_ENTITIES]
+    lists: list[Ranked] = []
+    if "fact" in ctx.types and query_entities:
+        lists.append(_entity_facts(ctx, query_entities))
+    if "entity" in ctx.types:
+        where, args = f.entity_sql()
+        marks = db.placeholders(named) or "NULL"
+        rows = conn.execute(
+            f"SELECT n.id FROM entities n WHERE n.id IN ({marks}) AND {where}", [*named, *args]
+        ).fetchall()
+        live = {r[0] for r in rows}
+        lists.append([(result_key("entity", e), 1.0) for e in named if e in live])
+    return lists
+
+
+def _entity_facts(ctx: QueryContext, entity_ids: Sequence[str]) -> Ranked:
+    """Latest facts per entity via (entity_id, as_of DESC); rank by entities linked, then recency."""
+    where, args = ctx.filters.fact_sql("f")
+    time_sql, time_args = "", []
+    # Repeat the time window on fe.as_of so the index range does the work.
+    if ctx.filters.time_after is not None:
+        time_sql += " AND fe.as_of >= ?"
+        time_args.append(ctx.filters.time_after)
+    if ctx.filters.time_before is not None:
+        time_sql += " AND fe.as_of <= ?"
+        time_args.append(ctx.filters.time_before)
+    links: dict[str, int] = {}
+    as_of: dict[str, int] = {}
+    overlap: dict[str, int] = {}
+    # An entity with many facts (the `entity` filter's) is ranked by the query's other words before
+    # recency, which keeps this list about the question, not just the person.
+    stems = {t[:5] for t in keyword.extract_terms(ctx.text)}
+    # Busy entities count only when the query is about nothing but its entities ("Tyler?"), or when
+    # the caller asked for them with the `entity` filter.
+    busy = (
+        ctx.busy - set(ctx.filters.entity_ids or ()) if terms_besides_names(ctx.conn, ctx.text, entity_ids) else set()
+    )
+    for entity_id in (e for e in entity_ids if e not in busy):
+        rows = ctx.conn.execute(
+            f"""SELECT fe.fact_id, fe.as_of, f.text FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
+                WHERE fe.entity_id = ?{time_sql} AND {where} ORDER BY fe.as_of DESC LIMIT ?""",
+            [entity_id, *time_args, *args, ENTITY_SCAN_LIMIT],
+        ).fetchall()
+        for fact_id, fact_as_of, text in rows:
+            links[fact_id] = links.get(fact_id, 0) + 1
+            as_of[fact_id] = fact_as_of
+            overlap.setdefault(fact_id, len(stems & {t[:5] for t in keyword.tokenize(text)}))
+    ranked = sorted(links, key=lambda i: (-links[i], -overlap[i], -as_of[i], i))[: ctx.limit]
+    return [(result_key("fact", i), float(links[i])) for i in ranked]
+
+
+def causal_search(ctx: QueryContext, seed_ids: Sequence[str]) -> Ranked:
+    """Facts one causal hop from the seeds (either direction), by strength x the seed's standing."""
+    if not seed_ids:
+        return []
+    weight = {fact_id: 1.0 / (position + 1) for position, fact_id in enumerate(seed_ids)}
+    where, args = ctx.filters.fact_sql("f")
+    marks = db.placeholders(seed_ids)
+    rows = ctx.conn.execute(
+        f"""SELECT c.to_fact_id, c.strength, c.from_fact_id FROM causal_links c
+                JOIN facts f ON f.id = c.to_fact_id WHERE c.from_fact_id IN ({marks}) AND {where}
+            UNION ALL
+            SELECT c.from_fact_id, c.strength, c.to_fact_id FROM causal_links c
+                JOIN facts f ON f.id = c.from_fact_id WHERE c.to_fact_id IN ({marks}) AND {where}""",
+        [*seed_ids, *args, *seed_ids, *args],
+    ).fetchall()
+    best: dict[str, float] = {}
+    for fact_id, strength, seed in rows:
+        score = float(strength) * weight[seed]
+        best[fact_id] = max(best.get(fact_id, 0.0), score)
+    ranked = sorted(best, key=lambda i: (-best[i], i))[: ctx.limit]
+    return [(result_key("fact", i), best[i]) for i in ranked]
+
+
+def recency_search(ctx: QueryContext) -> Ranked:
+    """Latest facts passing the filters: the answer to a query that is only a date or an entity."""
+    where, args = ctx.filters.fact_sql("f")
+    rows = ctx.conn.execute(
+        f"SELECT f.id, f.as_of FROM facts f WHERE {where} ORDER BY f.as_of DESC LIMIT ?", [*args, ctx.limit]
+    ).fetchall()
+    return [(result_key("fact", r[0]), float(r[1])) for r in rows]

@@ -1,0 +1,220 @@
+"""Word lists of the extractor's heuristics: stopwords, fillers, verbs, name and place cues."""
+
+from __future__ import annotations
+
+import re
+
+# Tokens for word-level heuristics (keeps contractions and possessives together).
+WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
+
+
+def _words(text: str) -> frozenset[str]:
+    """A word list written as whitespace-separated text (easier to read and edit than a literal)."""
+    return frozenset(text.split())
+
+
+# Words that end a sentence with a period without ending the sentence.
+ABBREVIATIONS = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "st",
+        "jr",
+        "sr",
+        "prof",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "inc",
+        "co",
+        "ltd",
+        "no",
+        "approx",
+        "dept",
+        "mt",
+        "ave",
+        "u.s",
+        "a.m",
+        "p.m",
+    }
+)
+
+# Function words; used for the chatter test and the "said" prefix decision.
+STOPWORDS = _words("""
+a about above after again against all also am an and any are aren't as at be because been before being
+below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
+here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
+let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
+out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their
+theirs them themselves then there there's these they they'd they'll they're they've this those through
+to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
+where where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
+you've your yours yourself yourselves just really will gonna wanna got get gets getting
+""")
+
+# Words that make a sentence chatter when nothing else is in it ("That's really cool, thanks!").
+FILLER_WORDS = _words("""
+hey hi hiya hello oh ooh wow whoa yeah yea yep yup yes no nope nah ok okay well haha hahaha hah hehe lol
+aww aw ah ahh omg hmm um thanks thank cheers congrats congratulations sure totally absolutely definitely
+exactly indeed right true agreed man dude wait awesome great cool nice amazing wonderful sweet gosh ugh
+yay woo hooray alright bye goodbye goodnight good glad happy fun lovely fantastic incredible super
+sounds sound looks look seems seem like love loved much lot lots thing things stuff kind sorry
+see hear heard talk soon later care luck welcome pleasure problem worries too same also always
+awesome beautiful cute gorgeous stunning brilliant perfect interesting exciting excited cool neat
+nice fab fabulous wow hope hoping guess think mean know yeah ya yo pretty quite such tho though
+""")
+
+# Capitalised words that are not names when they appear mid-sentence.
+NOT_NAMES = _words("""
+I I'm I've I'll I'd OK Ok Okay Hey Hi Hello Oh Wow Yes No Yeah Yep Thanks Thank The A An This That These
+Those It Its He She We They You Your My Our Their His Her Me Him Us Them Mom Mum Dad Mother Father
+Grandma Grandpa Sis Bro Lol Haha Omg Btw Sorry Please Congrats Congratulations Cheers Mr Mrs Ms Dr
+Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July
+August September October November December Christmas Easter Halloween Thanksgiving Today Tomorrow
+Yesterday Tonight God Mon Tue Tues Wed Thu Thurs Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec
+""")
+
+# Words that cannot follow "I'm" as a name ("I'm Happy", "I'm Sorry", "I'm Going") and nationalities.
+INTRO_STOP = _words("""
+happy sorry going glad fine good great okay ok not so just back here there really also still sure excited
+tired busy new done ready home sad thankful grateful proud lucky curious nervous scared afraid worried
+hungry bored free available in on at from with about always never currently now trying thinking working
+looking feeling doing getting having making taking living staying planning hoping learning reading
+watching writing playing starting pretty very totally definitely actually literally kinda kind sort
+american canadian british english french german italian spanish mexican chinese japanese korean indian
+irish scottish australian russian brazilian jewish christian muslim catholic buddhist hindu atheist
+gay straight trans bi vegan vegetarian single married divorced the a an it that this your my his her our
+their all both afraid sure well sick late early first last glad thrilled stoked blessed honored
+""")
+
+# Nationality, language and faith words: capitalised, but neither people nor places.
+NATIONALITIES = _words("""
+American Canadian British English French German Italian Spanish Mexican Chinese Japanese Korean Indian Irish
+Scottish Australian Russian Brazilian Jewish Christian Muslim Catholic Buddhist Hindu Dutch Swedish Greek
+Portuguese Polish Turkish Arabic Latin African European Asian Latino Latina Hispanic Thai Vietnamese
+""")
+# Subject-like words that may start a clause (for compound splits).
+SUBJECT_WORDS = _words("""
+i i'm i've i'll i'd we we're we've we'll we'd you you're you've you'll he he's she she's it it's they
+they're they've that that's this there there's here my our your his her their the a an these those
+everyone everything someone something nobody nothing people
+""")
+
+# Words that open a question ("What ...", "Did you ...", "Can I ..."): such a sentence states nothing.
+QUESTION_OPENERS = _words(
+    "what how why where when who whom whose which do does did is are was were can could "
+    "would will should shall have has had any anything anyone am isn't aren't don't "
+    "didn't doesn't won't"
+)
+# Personal pronouns that are always subjects: the word after one is taken as a verb.
+SUBJECT_PRONOUNS = _words("i we you they he she")
+# Auxiliary and very common verbs (in any person) that mark a clause.
+AUX_VERBS = _words("""
+am is are was were be been being has have had do does did will would can could should shall may might
+must 'm 's 're 've 'll 'd gonna wanna can't won't don't doesn't didn't isn't aren't wasn't weren't
+haven't hasn't hadn't couldn't wouldn't shouldn't got get gets go goes went gone make makes made take
+takes took feel feels felt think thinks thought know knows knew love loves want wants need needs like
+likes see saw seen say said says try tries tried help helps keep keeps kept give gives gave find found
+finds start starts started come comes came
+""")
+
+# Irregular past tenses (no -ed to spot them by).
+IRREGULAR_PAST = _words("""
+bought brought caught taught thought fought sought ran began swam sang rang drank drove rode wrote spoke broke
+chose froze woke wore tore bore threw grew knew flew drew blew ate fell held told sold sent spent lent built
+left felt kept slept swept meant met led fed fled read heard paid laid said stood understood won lost shot
+hid bit lit sat sprang stuck struck hung dug spun became forgot forgave went got did made took saw came gave
+found had was were began sank shook stole rose drew beat bent bled dealt dreamt fit lay slid spat split wept
+learnt burnt spelt leapt retook
+""")
+# Base-form verbs that take an -s when the subject becomes a third-person name ("I love" -> "Ann loves").
+PRESENT_VERBS = _words("""
+love like want need think feel hope know work live plan enjoy prefer hate go take make get have do
+try say see believe wish miss remember find keep play teach study run write read paint cook bake sing
+dance practice travel visit spend use own agree mean look seem guess appreciate understand care
+volunteer help start love adore dislike struggle deal focus promise swear bet recommend suggest
+pay matter happen grow change bring show give build move sound turn last win lose fit belong depend
+really definitely totally believe admire support collect create draw hike swim ride drive watch listen
+""")
+# Sentence-initial verbs that mean the speaker dropped the subject ("Went hiking", "Love that idea").
+SUBJECT_DROP_VERBS = _words("""
+had got went did made tried found started finished took saw met joined bought visited watched read wrote
+learned learnt spent adopted painted signed moved picked baked cooked ran won lost taught gave built
+love loved hope wish need want appreciate think guess miss plan can't cannot couldn't gotta just recently
+""")
+# Sentence-initial adjectives of a dropped "I'm" ("Excited to start", "So glad you came").
+SUBJECT_DROP_ADJECTIVES = _words(
+    "excited thrilled glad happy proud stoked sorry grateful thankful lucky blessed nervous worried curious busy tired"
+)
+# Words after I/you that must not take an -s: present-and-past forms and colloquial auxiliaries.
+NO_AGREEMENT = _words(
+    "read put set let hit cut quit hurt cost spread shut kinda sorta gonna wanna gotta "
+    "ought used might must may shall should could would can will sooner rather "
+    "yesterday today tomorrow"
+)
+# Adverbs that may sit between the subject and its verb ("I really love").
+ADVERBS = _words(
+    "really also just still always usually often never definitely totally actually "
+    "sometimes truly absolutely even already"
+)
+# A third-person form for the few irregular verbs after a resolved subject.
+THIRD_PERSON = {
+    "am": "is",
+    "are": "is",
+    "were": "was",
+    "have": "has",
+    "do": "does",
+    "don't": "doesn't",
+    "haven't": "hasn't",
+    "aren't": "isn't",
+    "weren't": "wasn't",
+    "go": "goes",
+    "'m": "is",
+}
+# Contractions after I/you rewritten for a named subject.
+CONTRACTIONS = {"'m": " is", "'re": " is", "'ve": " has", "'ll": " will", "'d": " would", "'s": " is"}
+
+# Entity type cues: organization suffixes and words.
+ORG_WORDS = _words("""
+Inc Inc. Corp Corp. Corporation LLC Ltd Ltd. Company Co Co. Group Holdings University College School
+Institute Foundation Bank Hospital Clinic Church Club Association Society Center Centre Agency Studio
+Studios Labs Lab Academy Team Council Committee Department Ministry Museum Library Gallery Records
+Press Media Network Systems Technologies Tech Partners Capital Ventures Airlines Store Shop Cafe Restaurant
+Bakery Gym Theater Theatre Festival Conference League Union Party
+""")
+# Location suffixes and words.
+LOCATION_WORDS = _words("""
+Street St St. Avenue Ave Road Rd Boulevard Blvd Lane Drive Way City Town Village County State Province
+Park Lake River Mountain Mountains Mount Mt Beach Island Islands Bay Valley Canyon Falls Forest Desert
+Coast Hills Hill Harbor Harbour Square Bridge Airport Station Trail Peninsula Ocean Sea Gulf
+""")
+# A small gazetteer of places people name in chat.
+PLACES = _words("""
+Paris London Rome Berlin Madrid Tokyo Kyoto Seoul Beijing Shanghai Sydney Melbourne Toronto Vancouver
+Montreal Chicago Boston Seattle Portland Denver Austin Dallas Houston Miami Atlanta Phoenix Vegas
+Brooklyn Manhattan Hollywood Nashville Orlando Philadelphia Detroit Minneapolis Amsterdam Barcelona
+Lisbon Dublin Prague Vienna Athens Istanbul Dubai Mumbai Delhi Bangkok Bali Singapore Mexico Canada
+France Germany Italy Spain Japan China India Brazil Australia England Ireland Scotland Sweden Norway
+Greece Portugal Thailand Vietnam Korea Egypt Kenya Peru Chile Argentina Iceland Hawaii Alaska
+California Texas Florida Colorado Oregon Washington Arizona Utah Nevada Michigan Ohio Georgia Virginia
+Carolina Tennessee Montana Maine Vermont Europe Asia Africa America NYC LA SF UK USA US
+New York Los Angeles San Francisco San Diego New Orleans New Jersey Las Vegas
+""")
+# Prepositions after which a single capitalised word is most likely a place.
+LOCATION_PREPOSITIONS = frozenset({"in", "from", "near", "to", "visited", "visiting", "around", "across"})
+# Words before a capitalised word that mark it as a person.
+PERSON_CUES = _words("""
+friend friends sister brother mom dad mother father son daughter wife husband partner boyfriend
+girlfriend cousin aunt uncle niece nephew grandma grandpa colleague coworker boss neighbor neighbour
+named called met told asked mentor coach teacher buddy pal roommate
+""")
+
+# Messages that are ephemeral chatter as a whole (after lower-casing and stripping punctuation).
+CHATTER = _words("""
+ok okay k kk lol lmao rofl haha hahaha hehe brb gtg ttyl thx ty thanks yes no yep nope yeah sure cool
+nice great hmm hm ugh yay wow omg np ya yo hi hey hello bye
+""")
