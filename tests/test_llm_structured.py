@@ -153,6 +153,8 @@ def test_facts_that_fail_validation_are_dropped_and_counted(stores: Stores, fake
                 fact("Tyler bought a new bike", "e2", ("Tyler", "person")),  # a name the handle only claims
                 fact("I bought a new bike yesterday", "e2", ("I", "person")),
                 fact("   ", "e1"),
+                fact("Priya started at Acme", "e1", ("Acme", "organization")),  # a name from nowhere
+                fact("I started this week", "e1", ("Northwind", "organization")),  # a stray entity only
                 links=[{"cause": 3, "effect": 1, "strength": 0.9}, {"cause": 1, "effect": 5, "strength": 0.5}],
                 claims=[
                     {"source_ref": "e2", "type": "name", "value": "Tyler"},
@@ -169,12 +171,19 @@ def test_facts_that_fail_validation_are_dropped_and_counted(stores: Stores, fake
         "fact:entity_not_in_episode": 1,
         "fact:claimed_identity": 1,
         "fact:empty": 1,
+        "fact:name_not_in_episode": 1,
+        "entity:not_in_episode": 1,
         "link:fact_dropped": 1,
         "link:no_cause_in_text": 1,
         "claim:not_in_message": 1,
     }
     assert "Google" in result.notes and "Tyler" in result.notes
-    assert fact_texts(stores) == ["+15550199 bought a new bike yesterday (on 30 April 2024)", "Alice started at Acme"]
+    assert fact_texts(stores) == [
+        "+15550199 bought a new bike yesterday (on 30 April 2024)",
+        "Alice started at Acme",
+        "Alice started this week (the week of 1 May 2024)",
+    ]
+    assert count(stores, "entities WHERE name = 'Northwind'") == 0
     # The claim is a merge proposal for a person to accept, never a merge.
     [candidate] = stores.conn.execute(
         "SELECT c.status, a.name, a.type FROM merge_candidates c JOIN entities a ON a.id = c.entity_a_id"

@@ -25,11 +25,14 @@ from nexus_memory.writer.tools import ToolError, WriterTools
 
 SCHEMA_NAME = "episode_memory"
 # Bounds of the sent schema: under a grammar they also stop a small model that repeats itself.
-MAX_FACTS = 12  # per episode
-FACTS_PER_EVENT = 3
-MAX_ENTITIES = 4
-MAX_LINKS = 6
-MAX_CLAIMS = 3
+MAX_FACTS = 12  # per episode: max(MIN_FACTS, FACTS_PER_EVENT * events), at most this
+MIN_FACTS = 4
+FACTS_PER_EVENT = 2
+MAX_ENTITIES = 3
+MAX_LINKS = 3
+MAX_CLAIMS = 2
+MAX_TEXT = 200  # characters of a fact; a string that runs on is cut by the grammar, not by max_tokens
+MAX_NAME = 60
 CLAIM_CONFIDENCE = 0.9  # below auto-merge: a claim waits for a person to accept it
 CLOSING = "Answer with the JSON document for the new events."
 CLAIM_ENTITY_TYPE = {"name": "person", "email": "email", "phone": "phone", "handle": "handle"}
@@ -52,19 +55,25 @@ def extraction_schema(refs: Sequence[str] | None = None) -> dict[str, Any]:
     """
     sent = bool(refs)
 
-    # No minLength/maxLength: llama.cpp compiles a length bound into a chain of optional rules that
-    # made grammar sampling several times slower; max_tokens bounds a runaway string instead.
-    def string(values: Sequence[str] = ()) -> dict[str, Any]:
-        return {"type": "string", "enum": list(values)} if sent and values else {"type": "string"}
+    def string(values: Sequence[str] = (), max_length: int = 0) -> dict[str, Any]:
+        if sent and values:
+            return {"type": "string", "enum": list(values)}
+        return {"type": "string", "maxLength": max_length} if sent and max_length else {"type": "string"}
 
     ref = string(list(refs or ()))
     number: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_FACTS} if sent else {"type": "integer"}
     strength: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1} if sent else {"type": "number"}
-    entity = _object({"name": string(), "type": string(ENTITY_TYPES)})
-    fact = _object({"text": string(), "source_ref": ref, "entities": _array(entity, MAX_ENTITIES if sent else None)})
+    entity = _object({"name": string(max_length=MAX_NAME), "type": string(ENTITY_TYPES)})
+    fact = _object(
+        {
+            "text": string(max_length=MAX_TEXT),
+            "source_ref": ref,
+            "entities": _array(entity, MAX_ENTITIES if sent else None),
+        }
+    )
     link = _object({"cause": number, "effect": number, "strength": strength})
-    claim = _object({"source_ref": ref, "type": string(CLAIM_TYPES), "value": string()})
-    max_facts = min(MAX_FACTS, FACTS_PER_EVENT * len(refs)) if refs else None
+    claim = _object({"source_ref": ref, "type": string(CLAIM_TYPES), "value": string(max_length=MAX_NAME)})
+    max_facts = min(MAX_FACTS, max(MIN_FACTS, FACTS_PER_EVENT * len(refs))) if refs else None
     return _object(
         {
             "facts": _array(fact, max_facts),
@@ -140,13 +149,14 @@ class _Applier:
         return self.model_tools.call(name, args)
 
     def apply(self) -> None:
+        written_before = len(self.model_tools.tools.facts_written)
         fact_ids: dict[int, str] = {}
         for fact in self.plan.facts:
             try:
                 fact_ids[fact.number] = self.fact(fact)
             except ToolError as exc:
                 self.plan.drop("fact", "tool_refused", f"#{fact.number} {fact.text!r}: {exc}")
-        self.outcome.facts_kept = len(fact_ids)
+        self.outcome.facts_kept = len(self.model_tools.tools.facts_written) - written_before  # new, not duplicates
         for link in self.plan.links:
             if link.cause in fact_ids and link.effect in fact_ids and fact_ids[link.cause] != fact_ids[link.effect]:
                 args = {"from_fact_id": fact_ids[link.cause], "to_fact_id": fact_ids[link.effect]}

@@ -5,9 +5,12 @@ one that fails is dropped and counted under `<item>:<reason>` (a drop of one fac
 of the episode):
 
 - a fact must cite a new event of its episode (`fact:unknown_source_ref`);
-- every entity it names must appear in that event, the episode's other events and thread context,
-  or their deliveryContext (`fact:entity_not_in_episode`); pronoun entities ("I", "you") stand for
-  the speaker or the addressee;
+- what it names must appear in that event, the episode's other events and thread context, or their
+  deliveryContext: a listed entity that its text also names (`fact:entity_not_in_episode`), or a
+  capitalised name in its text (`fact:name_not_in_episode`). A listed entity its text does not name
+  is only dropped from the fact (`entity:not_in_episode`): small models copy entities from the prompt's
+  example, and the fact's words are judged by its text. Pronoun entities ("I", "you") stand for the
+  speaker or the addressee;
 - first-person words are rewritten to the speaker's name with the offline writer's
   `resolve_pronouns`, and a fact whose subject is a bare pronoun becomes "<speaker> said ...";
 - words stay with the handle (or the person the owner accepted for it): a fact that names its
@@ -58,6 +61,7 @@ OTHER_PRONOUNS = frozenset(["he", "she", "they", "it", "we", "him", "her", "them
 PRONOUN_SUBJECTS = frozenset(["he", "she", "they", "it", "we", "this", "that", "these", "those", "there"])
 _NON_WORD = re.compile(r"[^\w@+.]+|(?<!\w)[.]|[.](?!\w)")
 _LETTER = re.compile(r"[^\W\d_]")
+_CAPITALISED = re.compile(r"(?<![\w'])(?!I\b)[A-Z][a-z]+(?:[A-Z][a-z]+)*(?![\w'])")
 
 
 def _norm(text: str) -> str:
@@ -189,6 +193,11 @@ class EpisodeView:
         if _norm(name) and _norm(name) not in accepted:
             self.claimed.setdefault(event.sender_id, set()).add(_norm(name))
 
+    def unknown_name(self, text: str) -> str | None:
+        """A capitalised word of `text` that nothing in the episode says (a name the model made up)."""
+        words = set(self.haystack.split())
+        return next((w for w in _CAPITALISED.findall(text) if w.lower() not in words), None)
+
     def claimed_in(self, event: Event, text: str) -> str | None:
         """A name the event's sender only claimed, if `text` uses it."""
         words = _norm(text)
@@ -255,10 +264,16 @@ def _fact(number: int, item: dict[str, Any], view: EpisodeView, plan: Plan) -> N
         elif low in SECOND_PERSON or low in OTHER_PRONOUNS or not name:
             continue  # says nothing about who; the fact text is judged on its own
         elif not _mentions(view.haystack, name):
-            plan.drop("fact", "entity_not_in_episode", f"{detail} entity {name!r}")
-            return
+            if _mentions(_norm(text), name):
+                plan.drop("fact", "entity_not_in_episode", f"{detail} entity {name!r}")
+                return
+            plan.drop("entity", "not_in_episode", f"{detail} entity {name!r}")
+            continue
         who = view.participant(name)
         entities.append(PlannedEntity(name, "person" if who else _entity_type(entity.get("type")), who))
+    if unknown := view.unknown_name(text):
+        plan.drop("fact", "name_not_in_episode", f"{detail} names {unknown!r}")
+        return
     claimed = view.claimed_in(event, " ".join([text, *(e.name for e in entities)]))
     if claimed:
         plan.drop("fact", "claimed_identity", f"{detail} uses {claimed!r}, a name {event.sender_id} only claimed")

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 MODES = ("auto", "structured", "tools")
 AUTO_STICKY_AFTER = 3
-STRUCTURED_MAX_TOKENS = 1024  # one whole document per episode
+STRUCTURED_MAX_TOKENS = 1536  # one whole document per episode
 
 
 class LLMWriter:
