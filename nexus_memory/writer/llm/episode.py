@@ -16,6 +16,7 @@ from nexus_memory.writer.tools import WriterTools
 
 MAX_EVENT_CHARS = 8_000  # one new event's content in the prompt
 MAX_CONTEXT_CHARS = 500  # one context event's content in the prompt
+TOOLS_CLOSING = "Store the durable facts of the new events with the tools, then call finish."
 
 
 def load_prompt(name: str) -> str:
@@ -69,7 +70,7 @@ def delivery_line(tools: WriterTools, event: Event) -> str:
     return " ".join(parts)
 
 
-def render_episode(tools: WriterTools, episode: EpisodeInput, closing: str) -> str:
+def render_episode(tools: WriterTools, episode: EpisodeInput, closing: str = TOOLS_CLOSING) -> str:
     """The user message: context events (read only), the new events with refs, then `closing`."""
     lines = [f"Episode {episode.episode_id or '(ad hoc)'}: {len(episode.events)} new event(s)."]
     if episode.context:

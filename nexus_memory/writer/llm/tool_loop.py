@@ -34,7 +34,6 @@ log = logging.getLogger(__name__)
 
 MAX_TOOL_ERRORS = 8  # per episode, across attempts
 MAX_RESULT_CHARS = 4_000  # one tool result sent back to the model
-CLOSING = "Store the durable facts of the new events with the tools, then call finish."
 # What servers answer when they cannot turn a model's output into tool calls (llama.cpp, vLLM, Ollama).
 TOOL_PARSE_ERROR = re.compile(
     r"failed to parse tool call|does not match the expected .{0,80}format|error in extracting tool call|"
@@ -161,7 +160,7 @@ class ToolLoop:
 
     def run(self, tools: WriterTools, episode: EpisodeInput, usage: Usage, stats: ToolStats) -> str:
         """Run attempts until one finishes (returns its summary); each failed one is rolled back."""
-        user_message = render_episode(tools, episode, CLOSING)
+        user_message = render_episode(tools, episode)
         broken = False
         for attempt in range(self.max_retries + 1):
             try:

@@ -34,6 +34,7 @@ from nexus_memory.writer.extractor import annotate_relative_dates, explicit_date
 from nexus_memory.writer.extractor.causal import CAUSAL_INFIX, CAUSAL_LINK_PREV, CAUSAL_PREFIX
 from nexus_memory.writer.extractor.pronouns import resolve_pronouns
 from nexus_memory.writer.extractor.text import lower_first
+from nexus_memory.writer.extractor.words import NOT_NAMES, STOPWORDS
 from nexus_memory.writer.llm.model_tools import ModelTools
 from nexus_memory.writer.tools import ToolError
 
@@ -195,8 +196,9 @@ class EpisodeView:
 
     def unknown_name(self, text: str) -> str | None:
         """A capitalised word of `text` that nothing in the episode says (a name the model made up)."""
-        words = set(self.haystack.split())
-        return next((w for w in _CAPITALISED.findall(text) if w.lower() not in words), None)
+        said = set(self.haystack.split())
+        common = (w for w in _CAPITALISED.findall(text) if w not in NOT_NAMES and w.lower() not in STOPWORDS)
+        return next((w for w in common if w.lower() not in said), None)
 
     def claimed_in(self, event: Event, text: str) -> str | None:
         """A name the event's sender only claimed, if `text` uses it."""
