@@ -16,6 +16,7 @@ dedup and failure handling are the production ones.
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -133,9 +134,16 @@ def _llm(episodes: list[BenchEpisode], writer: EpisodeWriter) -> dict[str, Any]:
             for episode in episodes:
                 for event in [*episode.context, *episode.events]:
                     ledger.append_event(stores, event)
-        for episode in episodes:
+        for i, episode in enumerate(episodes, 1):
             outcome = write_events(stores, episode.events, recorder, context=episode.context)
-            per_episode.append(_episode_row(episode, outcome, recorder))
+            row = _episode_row(episode, outcome, recorder)
+            per_episode.append(row)
+            # A slow local model takes minutes per episode: say how it goes while it runs.
+            print(
+                f"[{i}/{len(episodes)}] {row['episode']}: {row['status']} ({row['mode']}) {row['seconds']}s "
+                f"kept {row['facts_kept']} dropped {row['facts_dropped']} {row['error'][:120]}",
+                file=sys.stderr,
+            )
         rows = stores.conn.execute("SELECT source_event_id, text FROM facts ORDER BY created_at").fetchall()
     facts_by_turn: dict[str, list[str]] = defaultdict(list)
     for row in rows:
