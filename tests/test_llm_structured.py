@@ -223,7 +223,7 @@ def test_auto_switches_an_episode_to_structured_when_tool_calls_fail(
     assert "tools" not in second and second["response_format"]["type"] == "json_schema"
 
 
-def test_auto_keeps_the_tool_loop_when_it_works_and_fails_plainly_on_other_errors(
+def test_auto_keeps_the_tool_loop_when_it_works_and_fails_plainly_when_nothing_can_help(
     stores: Stores, fake: FakeOpenAI
 ) -> None:
     events = add_events(stores, RECORDS[:1])
@@ -233,11 +233,19 @@ def test_auto_keeps_the_tool_loop_when_it_works_and_fails_plainly_on_other_error
     assert write_direct(stores, writer, events).mode == "tools"
 
     other = add_events(stores, RECORDS[2:])
-    fake.add(http_error(500), http_error(500))
+    fake.add(http_error(401, "bad key"))  # retrying cannot help, and no other mode can either
     with pytest.raises(WriterFailure, match="tools mode") as failure:
         write_direct(stores, writer, other)
     assert failure.value.mode == "tools"
     assert all("tools" in r for r in fake.requests)
+
+
+def test_auto_tries_structured_once_the_tool_loop_has_given_up(stores: Stores, fake: FakeOpenAI) -> None:
+    events = add_events(stores, RECORDS[:2])
+    fake.add(http_error(500), http_error(500), document(GOOD))  # two failed attempts (max_retries=1)
+    result = write_direct(stores, make_writer(fake, mode="auto", max_retries=1), events)
+    assert result.mode == "structured" and result.fallback.startswith("the tool loop gave up")
+    assert count(stores, "facts") == 3
 
 
 def test_auto_goes_straight_to_structured_after_repeated_tool_failures(

@@ -59,10 +59,11 @@ class AttemptFailed(Exception):
 class ToolLoopFailed(Exception):
     """Every attempt failed; `failures` says why, `tools_broken` whether tool calling itself failed."""
 
-    def __init__(self, failures: list[str], *, tools_broken: bool) -> None:
+    def __init__(self, failures: list[str], *, tools_broken: bool, fatal: bool = False) -> None:
         super().__init__(" | ".join(failures))
         self.failures = failures
         self.tools_broken = tools_broken
+        self.fatal = fatal  # the last attempt failed in a way no other mode can help with either
 
 
 @dataclass
@@ -161,7 +162,7 @@ class ToolLoop:
     def run(self, tools: WriterTools, episode: EpisodeInput, usage: Usage, stats: ToolStats) -> str:
         """Run attempts until one finishes (returns its summary); each failed one is rolled back."""
         user_message = render_episode(tools, episode)
-        broken = False
+        broken = fatal = False
         for attempt in range(self.max_retries + 1):
             try:
                 with undone_on_error(tools):
@@ -169,10 +170,10 @@ class ToolLoop:
             except AttemptFailed as exc:
                 stats.failures.append(f"attempt {attempt + 1}: {exc.reason}")
                 log.info("tool loop, episode %s: %s", episode.episode_id, stats.failures[-1])
-                broken = broken or exc.tools_broken
+                broken, fatal = broken or exc.tools_broken, exc.fatal and not exc.tools_broken
                 if exc.fatal or (broken and self.stop_when_broken):
                     break
-        raise ToolLoopFailed(stats.failures, tools_broken=broken)
+        raise ToolLoopFailed(stats.failures, tools_broken=broken, fatal=fatal)
 
     def _attempt(
         self, tools: WriterTools, episode: EpisodeInput, user_message: str, usage: Usage, stats: ToolStats, attempt: int

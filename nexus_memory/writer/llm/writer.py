@@ -4,9 +4,11 @@
 - `structured`: one JSON-schema call per episode (`structured`), for every model a server can
   constrain to a schema, small local ones included.
 - `auto` (default): the tool loop, switching an episode to structured mode when tool calling
-  itself fails (the server cannot parse the calls, or the model writes no or malformed calls).
-  After `AUTO_STICKY_AFTER` such episodes in a row, later episodes go to structured mode directly:
-  each failed tool loop costs a full conversation on a server that will fail it again.
+  itself fails (the server cannot parse the calls, or the model writes no or malformed calls: at
+  once, without retries), or when every attempt of the loop failed otherwise (timeouts, server
+  errors), unless retrying cannot help (authentication, token budget).
+  After `AUTO_STICKY_AFTER` switched episodes in a row, later episodes go to structured mode
+  directly: each failed tool loop costs a full conversation on a server that will fail it again.
 
 Every episode's `WriteResult` says which mode wrote it (`mode`), why auto left the tool loop
 (`fallback`), and which items validation dropped, by reason (`dropped`).
@@ -119,10 +121,11 @@ class LLMWriter:
             try:
                 summary = self.tool_loop.run(tools, episode, usage, stats)
             except ToolLoopFailed as exc:
-                if self.mode == "tools" or not exc.tools_broken:
+                if self.mode == "tools" or exc.fatal:
                     raise self._failure(f"gave up after {len(exc.failures)} attempt(s): {exc}", usage, "tools") from exc
                 self.broken_streak += 1
-                fallback = f"tool calls failed ({exc.failures[-1]})"
+                what = "tool calls failed" if exc.tools_broken else "the tool loop gave up"
+                fallback = f"{what} ({exc.failures[-1]})"
                 log.info("%s episode %s: switching to structured mode: %s", self.name, episode.episode_id, fallback)
             else:
                 self.broken_streak = 0
