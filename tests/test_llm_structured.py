@@ -155,6 +155,8 @@ def test_facts_that_fail_validation_are_dropped_and_counted(stores: Stores, fake
                 fact("   ", "e1"),
                 fact("Priya started at Acme", "e1", ("Acme", "organization")),  # a name from nowhere
                 fact("I started this week", "e1", ("Northwind", "organization")),  # a stray entity only
+                fact("Alice is a leader, Alice is a leader, Alice is a leader", "e1"),
+                fact("How is Acme?", "e1"),
                 links=[{"cause": 3, "effect": 1, "strength": 0.9}, {"cause": 1, "effect": 5, "strength": 0.5}],
                 claims=[
                     {"source_ref": "e2", "type": "name", "value": "Tyler"},
@@ -172,6 +174,8 @@ def test_facts_that_fail_validation_are_dropped_and_counted(stores: Stores, fake
         "fact:claimed_identity": 1,
         "fact:empty": 1,
         "fact:name_not_in_episode": 1,
+        "fact:repetitive": 1,
+        "fact:question": 1,
         "entity:not_in_episode": 1,
         "link:fact_dropped": 1,
         "link:no_cause_in_text": 1,

@@ -4,7 +4,9 @@ A document can fit the schema and still be wrong about the episode. Each item is
 one that fails is dropped and counted under `<item>:<reason>` (a drop of one fact, never a failure
 of the episode):
 
-- a fact must cite a new event of its episode (`fact:unknown_source_ref`);
+- a fact must cite a new event of its episode (`fact:unknown_source_ref`), say something
+  (`fact:empty`), not ask (`fact:question`) and not loop ("X is a leader, X is a leader, ...",
+  `fact:repetitive`);
 - what it names must appear in that event, the episode's other events and thread context, or their
   deliveryContext: a listed entity that its text also names (`fact:entity_not_in_episode`), or a
   capitalised name in its text (`fact:name_not_in_episode`). A listed entity its text does not name
@@ -54,6 +56,7 @@ ENTITY_TYPES = (
 )
 CLAIM_TYPES = ("name", "email", "phone", "handle")
 DEFAULT_STRENGTH = 0.7
+REPEATS = 3  # a three-word run said this often is a looping model, not a fact
 MAX_DROP_NOTES = 20  # examples kept for the run metadata; the counts are complete
 FIRST_PERSON = frozenset(["i", "me", "my", "mine", "myself"])
 SECOND_PERSON = frozenset(["you", "your", "yours", "yourself"])
@@ -254,6 +257,12 @@ def _fact(number: int, item: dict[str, Any], view: EpisodeView, plan: Plan) -> N
     if not _LETTER.search(text):
         plan.drop("fact", "empty", detail)
         return
+    if text.rstrip().endswith("?"):
+        plan.drop("fact", "question", detail)
+        return
+    if _repetitive(text):
+        plan.drop("fact", "repetitive", detail)
+        return
     speaker, peer = view.speaker(event), view.peer(event)
     entities: list[PlannedEntity] = []
     for entity in item.get("entities", []):
@@ -288,6 +297,13 @@ def _fact(number: int, item: dict[str, Any], view: EpisodeView, plan: Plan) -> N
         if (who := view.participant(name)) is not None and _mentions(_norm(text), name):
             entities.append(PlannedEntity(name, "person", who))
     plan.facts.append(PlannedFact(number, text, event, as_of, _unique(entities)))
+
+
+def _repetitive(text: str) -> bool:
+    """True for a model stuck in a loop: some three-word run said three times or more."""
+    words = _norm(text).split()
+    runs = Counter(tuple(words[i : i + 3]) for i in range(len(words) - 2))
+    return bool(runs) and max(runs.values()) >= REPEATS
 
 
 def attribute(text: str, speaker: str, peer: str | None) -> str:
