@@ -201,9 +201,9 @@ def _stop(proc: subprocess.Popen[str]) -> None:
                 proc.wait(timeout=10)
 
 
-def _load_events(stores: Stores) -> str:
-    """The shipped sample data, or six built-in events when it is not there yet."""
-    if SAMPLE_DATA.is_file():
+def _load_events(stores: Stores, *, built_in: bool = False) -> str:
+    """The shipped sample data (mostly short chatter), or six built-in events with facts in them."""
+    if SAMPLE_DATA.is_file() and not built_in:
         ingest(stores, jsonl.read(SAMPLE_DATA))
         return str(SAMPLE_DATA)
     records = [
@@ -211,7 +211,7 @@ def _load_events(stores: Stores) -> str:
         for i, (meta, (at, text)) in enumerate(zip(FALLBACK_EVENTS, FALLBACK_TEXTS, strict=True), 1)
     ]
     ingest(stores, [RawRecord("fallback", i, r, json.dumps(r)) for i, r in enumerate(records, 1)])
-    return "built-in fallback events"
+    return "built-in events"
 
 
 def _smallest_episodes(stores: Stores, limit: int) -> list[tuple[str, str]]:
@@ -266,9 +266,7 @@ def test_template_makes_llama_cpp_return_tool_calls(llama_server: str) -> None:
 
 
 def test_real_model_episodes_end_cleanly(llama_server: str, stores: Stores) -> None:
-    source = _load_events(stores)
-    episodes = _smallest_episodes(stores, MAX_EPISODES)
-    assert episodes, f"no episodes built from {source}"
+    """The tool loop: every episode ends cleanly, ok or failed with nothing written."""
     writer = LLMWriter(
         llama_server,
         "smollm2-135m",
@@ -278,28 +276,25 @@ def test_real_model_episodes_end_cleanly(llama_server: str, stores: Stores) -> N
         max_retries=1,
         max_tokens=256,
     )
-    started = time.monotonic()
-    outcomes: list[EpisodeOutcome] = []
-    print(f"\nreal model on {len(episodes)} episode(s) from {source}")
-    for key, episode_id in episodes:
-        if outcomes and time.monotonic() - started > TEST_BUDGET_S:
-            print(f"time budget spent; {len(episodes) - len(outcomes)} episode(s) not run")
-            break
-        [outcome] = process_partition(stores, key, writer, episode_ids=[episode_id]).outcomes
-        outcomes.append(outcome)
-        _report(stores, outcome)
-        _assert_clean(stores, outcome)
-    assert outcomes
+    assert _run_episodes(stores, writer, _load_events(stores))
 
 
 def test_real_model_structured_mode_writes_facts(llama_server: str, stores: Stores) -> None:
     """Structured mode: the grammar makes every answer a valid document, so episodes end ok with facts."""
-    source = _load_events(stores)
-    episodes = _smallest_episodes(stores, MAX_EPISODES)
     writer = LLMWriter(llama_server, "smollm2-135m", mode="structured", timeout_s=REQUEST_TIMEOUT_S, max_retries=1)
+    outcomes = _run_episodes(stores, writer, _load_events(stores, built_in=True))
+    ok = [o for o in outcomes if o.status == "ok"]
+    assert ok, "no structured episode ended ok"
+    assert sum(o.facts for o in ok) > 0, "structured mode wrote no facts"
+
+
+def _run_episodes(stores: Stores, writer: LLMWriter, source: str) -> list[EpisodeOutcome]:
+    """The smallest episodes, one by one within the time budget, each reported and checked for a clean end."""
+    episodes = _smallest_episodes(stores, MAX_EPISODES)
+    assert episodes, f"no episodes built from {source}"
     started = time.monotonic()
     outcomes: list[EpisodeOutcome] = []
-    print(f"\nreal model, structured mode, on {len(episodes)} episode(s) from {source}")
+    print(f"\n{writer.mode} mode on {len(episodes)} episode(s) from {source}")
     for key, episode_id in episodes:
         if outcomes and time.monotonic() - started > TEST_BUDGET_S:
             print(f"time budget spent; {len(episodes) - len(outcomes)} episode(s) not run")
@@ -308,9 +303,7 @@ def test_real_model_structured_mode_writes_facts(llama_server: str, stores: Stor
         outcomes.append(outcome)
         _report(stores, outcome)
         _assert_clean(stores, outcome)
-    ok = [o for o in outcomes if o.status == "ok"]
-    assert ok, "no structured episode ended ok"
-    assert sum(o.facts for o in ok) > 0, "structured mode wrote no facts"
+    return outcomes
 
 
 def _episode_facts(stores: Stores, event_ids: list[str]) -> list[dict[str, Any]]:
