@@ -21,9 +21,11 @@ $(BIN)/.installed: pyproject.toml
 install: $(BIN)/.installed
 
 demo: install
-	$(BIN)/nexus-memory ingest nexus_memory/sample_data/events.jsonl --format jsonl
-	$(BIN)/nexus-memory pipeline
-	$(BIN)/nexus-memory stats
+	@$(BIN)/nexus-memory ingest nexus_memory/sample_data/events.jsonl --format jsonl
+	@HF_HUB_DISABLE_PROGRESS_BARS=1 $(BIN)/nexus-memory pipeline
+	@echo; echo 'Example: nexus-memory recall "Why did the Atlas launch move?" --sources --max-results 3'
+	@HF_HUB_DISABLE_PROGRESS_BARS=1 $(BIN)/nexus-memory recall "Why did the Atlas launch move?" --sources --max-results 3
+	@echo; echo "Next: make ui, then open http://127.0.0.1:3000 (asset lineage, partitions, run logs)"
 
 test: install $(CHROMIUM)
 	$(BIN)/python -m pytest -q

@@ -1,18 +1,22 @@
 """Memory tools for agents: OpenAI function-tool schemas and a dispatcher that never raises.
 
-Tools (seed 000's recall, seed 001's orchestrator tools):
-  recall, search_memory, remember_fact, correct_fact, confirm_fact, memory_stats, get_entity_info.
+Tools (recall, the memory tools of docs/recall.md, the lifecycle of docs/lifecycle.md):
+  recall, search_memory, remember_fact, correct_fact, confirm_fact, forget, memory_stats, get_entity_info,
+  list_observations, show_observation, list_mental_models, show_mental_model, create_mental_model,
+  refresh_mental_model.
 
 `call_tool(stores, name, arguments)` validates the arguments against the tool's JSON schema (required
 fields, types, enums, ranges, unknown keys) and returns a JSON-serialisable dict: the result, or
 {"error": "..."} for bad input or a failure, so the agent loop can show the model what went wrong.
 
-Facts are immutable (seed 000), which shapes the write tools:
+Facts are immutable (docs/layers.md), which shapes the write tools:
   - remember_fact inserts a fact with platform 'memory_tool' and metadata {"source": "user"};
-  - correct_fact inserts the replacement with metadata {"supersedes": <old id>}; recall drops any
-    fact a tool fact supersedes (engine.Filters.fact_sql), so the old one stops being returned;
-  - confirm_fact records the confirmation as an access (access_count + 1). Decay is not built yet,
-    so there is nothing to protect a fact from; the count is the signal a future decay job can use.
+  - correct_fact inserts the replacement with metadata {"supersedes": <old id>} and hides the old one
+    beside it (fact_state, lifecycle/corrections.py): recall never returns it again, and what was built
+    on it is marked stale;
+  - confirm_fact protects a fact from decay (rate 0, confidence 1; lifecycle/corrections.py);
+  - forget without confirm=true only says what would be removed; with it, removes it everywhere
+    (lifecycle/forget). The CLI's `forget` goes through the same call.
 New facts are keyword- and entity-searchable at once, and semantically after the next embedding run.
 """
 
@@ -23,8 +27,13 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from nexus_memory import db, identity
+from nexus_memory import browse, db, identity, mental_models
 from nexus_memory.ids import day_of, now_ms, ulid
+from nexus_memory.json_schema import validate
+from nexus_memory.lifecycle import corrections
+from nexus_memory.lifecycle.forget import TARGET_KINDS, ForgetError, Target, forget_or_preview
+from nexus_memory.lifecycle.state import hidden_sql
+from nexus_memory.mental_models.narrative import configured_narrator
 from nexus_memory.recall.arguments import RecallArgumentError
 from nexus_memory.recall.engine import (
     BUDGETS,
@@ -113,6 +122,11 @@ TOOLS: list[dict[str, Any]] = [
                 "enum": list(BUDGETS),
                 "description": "Search depth: low (fast, semantic only), mid (default), high (deepest).",
             },
+            "tags": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Access tags held: mental models tagged otherwise are not returned.",
+            },
         },
         ["query"],
     ),
@@ -155,7 +169,30 @@ TOOLS: list[dict[str, Any]] = [
         },
         ["fact_id", "new_text"],
     ),
-    _tool("confirm_fact", "Record that the user confirmed a fact is correct.", {"fact_id": _FACT_ID}, ["fact_id"]),
+    _tool(
+        "confirm_fact",
+        "The user confirmed a fact is correct: it is protected and never fades from memory.",
+        {"fact_id": _FACT_ID},
+        ["fact_id"],
+    ),
+    _tool(
+        "forget",
+        "Forget something everywhere, for good: one event (message), one fact, everything a sender said, or "
+        "everything about an entity. First call without confirm to see what would go; call again with "
+        "confirm=true only after the user agreed.",
+        {
+            "target": {"type": "string", "enum": list(TARGET_KINDS), "description": "What kind of thing to forget."},
+            "value": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_NAME,
+                "description": "The event id, fact id, sender handle, or entity name or id.",
+            },
+            "reason": {"type": "string", "maxLength": MAX_TEXT, "description": "Why (kept in the deletion log)."},
+            "confirm": {"type": "boolean", "description": "true: really forget (default false: only preview)."},
+        },
+        ["target", "value"],
+    ),
     _tool("memory_stats", "How much is remembered: counts per layer and the latest fact's time.", {}, []),
     _tool(
         "get_entity_info",
@@ -173,65 +210,59 @@ TOOLS: list[dict[str, Any]] = [
         ["entity"],
     ),
 ]
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many (default 20)."}
+_ID = {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "description": "Its id, as a list returned it."}
+TOOLS += [
+    _tool(
+        "list_observations",
+        "Consolidated knowledge (observations), newest first; 'stale' ones predate newer facts.",
+        {"entity": _ENTITY, "stale_only": {"type": "boolean"}, "limit": _LIMIT},
+        [],
+    ),
+    _tool("show_observation", "One observation in full, with the facts it rests on.", {"id": _ID}, ["id"]),
+    _tool(
+        "list_mental_models",
+        "Reports about people and topics (mental models), including the weekly reflection.",
+        {
+            "entity": _ENTITY,
+            "subtype": {"type": "string", "maxLength": MAX_NAME, "description": "e.g. 'reflection'."},
+            "limit": _LIMIT,
+        },
+        [],
+    ),
+    _tool("show_mental_model", "One mental model's report in full.", {"id": _ID}, ["id"]),
+    _tool(
+        "create_mental_model",
+        "Keep a report that answers a standing question about someone or something (e.g. name "
+        '"Caroline\'s career", question "What does Caroline want to do for work?"). It is built from '
+        "consolidated memory, versioned, and can be refreshed. Creating the same one twice returns it.",
+        {
+            "name": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Short title."},
+            "question": {"type": "string", "maxLength": 1000, "description": "What the report answers."},
+            "entity": {**_ENTITY, "description": "Who or what it is about (name or id); default: from the name."},
+            "tags": {
+                "type": "array",
+                "maxItems": 20,
+                "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
+                "description": "Access tags: only callers holding one of them see it.",
+            },
+            "pin": {"type": "boolean", "description": "Refresh it after every consolidation (default false)."},
+        },
+        ["name"],
+    ),
+    _tool(
+        "refresh_mental_model",
+        "Rebuild a mental model's report from current memory (a new version when it changed).",
+        {"id": _ID},
+        ["id"],
+    ),
+]
 _SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
 
 
 def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
     """The OpenAI `tools=` list, all tools or the named ones."""
     return [t for t in TOOLS if names is None or t["function"]["name"] in names]
-
-
-# --- validation ----------------------------------------------------------------------------------
-
-_TYPES: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-}
-
-
-def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> list[str]:
-    """Errors of `value` against the JSON-schema subset our tools use (empty when valid)."""
-    expected = schema.get("type")
-    if expected and not _TYPES[expected](value):
-        return [f"{path} must be {'an' if expected[0] in 'aeiou' else 'a'} {expected}, got {type(value).__name__}"]
-    errors: list[str] = []
-    if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path} must be one of {schema['enum']}, got {show(value)}")
-    if isinstance(value, str):
-        if len(value.strip()) < schema.get("minLength", 0):
-            errors.append(f"{path} must not be empty")
-        if len(value) > schema.get("maxLength", len(value)):
-            errors.append(f"{path} is longer than {schema['maxLength']} characters")
-        elif problem := unicode_problem(value):  # SQLite cannot store or match a lone surrogate
-            errors.append(f"{path} {problem}")
-    if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
-        errors.append(f"{path} has more than {schema['maxItems']} items")
-        return errors
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            errors.append(f"{path} must be >= {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            errors.append(f"{path} must be <= {schema['maximum']}")
-    if isinstance(value, list) and "items" in schema:
-        for i, item in enumerate(value):
-            errors += validate(schema["items"], item, f"{path}[{i}]")
-    if isinstance(value, dict):
-        properties = schema.get("properties", {})
-        errors += [f"missing required argument {key!r}" for key in schema.get("required", []) if key not in value]
-        if schema.get("additionalProperties") is False:
-            errors += [
-                f"unknown argument {show(key)} (allowed: {sorted(properties)})"
-                for key in value
-                if key not in properties
-            ]
-        for key, item in value.items():
-            if key in properties:
-                errors += validate(properties[key], item, key)
-    return errors
 
 
 # --- dispatch ------------------------------------------------------------------------------------
@@ -272,7 +303,14 @@ def call_tool(
         return {"error": "invalid arguments: " + "; ".join(errors)}
     try:
         return _HANDLERS[name](_Call(stores, session_id, embedder, reference_time), **arguments)
-    except (ToolError, RecallArgumentError) as exc:
+    except (
+        ToolError,
+        RecallArgumentError,
+        corrections.LifecycleError,
+        ForgetError,
+        browse.NotFound,
+        mental_models.ModelError,
+    ) as exc:
         return {"error": one_line(exc)}
     except Exception as exc:  # the agent loop gets an error result, never an exception
         log.exception("tool %s failed", name)
@@ -385,48 +423,30 @@ def _fact_row(conn: db.Connection, fact_id: str) -> Any:
     return row
 
 
-def _superseded_by(conn: db.Connection, fact_id: str) -> str | None:
-    row = conn.execute(
-        """SELECT id FROM facts WHERE platform = ? AND json_valid(metadata)
-           AND json_extract(metadata, '$.supersedes') = ? LIMIT 1""",
-        (TOOL_PLATFORM, fact_id),
-    ).fetchone()
-    return row[0] if row else None
-
-
 def _correct_fact(call: _Call, fact_id: str, new_text: str, reason: str | None = None) -> dict[str, Any]:
-    conn = call.conn
+    conn, rate = call.conn, call.stores.settings.decay_rate
     with call.stores.transaction():
         old = _fact_row(conn, fact_id)
-        newer = _superseded_by(conn, fact_id)
-        if newer:
-            raise ToolError(f"fact {fact_id} was already corrected by {newer}; correct that one instead")
+        corrections.check_correctable(conn, fact_id, rate)
         old_entities = [r[0] for r in conn.execute("SELECT entity_id FROM fact_entities WHERE fact_id = ?", (fact_id,))]
         metadata = {"source": "user", "supersedes": fact_id, "original_platform": old["platform"]}
         if reason:
             metadata["reason"] = reason
         new_id, linked = _insert_fact(call, new_text.strip(), metadata, [], old_entities)
+        stale = corrections.supersede(conn, fact_id, new_id, now_ms())
     return {
         "fact_id": new_id,
         "supersedes": fact_id,
         "old_text": old["text"],
         "text": new_text.strip(),
         "entities": linked,
+        **stale,
     }
 
 
 def _confirm_fact(call: _Call, fact_id: str) -> dict[str, Any]:
-    with call.stores.transaction():
-        _fact_row(call.conn, fact_id)
-        call.conn.execute("UPDATE facts SET access_count = access_count + 1 WHERE id = ?", (fact_id,))
-        row = _fact_row(call.conn, fact_id)
-    return {
-        "fact_id": fact_id,
-        "text": row["text"],
-        "confirmed": True,
-        "access_count": row["access_count"],
-        "note": "recorded as an access; decay is not implemented yet, so facts do not fade meanwhile",
-    }
+    result = corrections.confirm(call.conn, fact_id, now_ms(), call.stores.settings.decay_rate)
+    return {"text": _fact_row(call.conn, fact_id)["text"], **result}
 
 
 def _memory_stats(call: _Call) -> dict[str, Any]:
@@ -456,14 +476,11 @@ def _get_entity_info(call: _Call, entity: str, limit: int = 20) -> dict[str, Any
     merged = conn.execute(
         "SELECT id, name, type FROM entities WHERE merged_into = ? ORDER BY name", (entity_id,)
     ).fetchall()
-    # Latest facts through the (entity_id, as_of DESC) index, corrections applied.
+    # Latest facts through the (entity_id, as_of DESC) index, without hidden (corrected, decayed) ones.
     facts = conn.execute(
-        """SELECT f.id, f.text, f.as_of, f.platform FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
-           WHERE fe.entity_id = ? AND f.id NOT IN (
-               SELECT json_extract(metadata, '$.supersedes') FROM facts
-               WHERE platform = ? AND json_valid(metadata) AND json_extract(metadata, '$.supersedes') IS NOT NULL)
-           ORDER BY fe.as_of DESC LIMIT ?""",
-        (entity_id, TOOL_PLATFORM, limit),
+        f"""SELECT f.id, f.text, f.as_of, f.platform FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
+           WHERE fe.entity_id = ? AND NOT {hidden_sql("f")} ORDER BY fe.as_of DESC LIMIT ?""",
+        (entity_id, limit),
     ).fetchall()
     others = [
         dict(zip(("id", "name", "type"), r, strict=True))
@@ -481,6 +498,66 @@ def _get_entity_info(call: _Call, entity: str, limit: int = 20) -> dict[str, Any
     }
 
 
+def _forget(call: _Call, target: str, value: str, reason: str | None = None, confirm: bool = False) -> dict[str, Any]:
+    requested_by = f"agent:{call.session_id}" if call.session_id else "agent"
+    return forget_or_preview(
+        call.stores, Target(target, value), confirm=confirm, requested_by=requested_by, reason=reason
+    )
+
+
+def _entity_filter(call: _Call, entity: str | None) -> list[str] | None:
+    if entity is None:
+        return None
+    matches = resolve_entity(call.conn, entity)
+    if not matches:
+        raise ToolError(f"no entity named {entity!r}")
+    return matches
+
+
+def _list_observations(
+    call: _Call, entity: str | None = None, stale_only: bool = False, limit: int = 20
+) -> dict[str, Any]:
+    found = browse.list_observations(
+        call.conn, entity_ids=_entity_filter(call, entity), stale_only=stale_only, limit=limit
+    )
+    return {"observations": found}
+
+
+def _list_mental_models(
+    call: _Call, entity: str | None = None, subtype: str | None = None, limit: int = 20
+) -> dict[str, Any]:
+    found = browse.list_mental_models(call.conn, subtype=subtype, entity_ids=_entity_filter(call, entity), limit=limit)
+    return {"mental_models": found}
+
+
+def _create_mental_model(
+    call: _Call,
+    name: str,
+    question: str = "",
+    entity: str | None = None,
+    tags: list[str] | None = None,
+    pin: bool = False,
+) -> dict[str, Any]:
+    model = mental_models.create_model(
+        call.stores,
+        name,
+        question,
+        entity=entity,
+        tags=tags or (),
+        pinned=pin,
+        embedder=call.embedder,
+        narrator=configured_narrator(call.stores.settings),
+    )
+    return browse.show_mental_model(call.conn, model.id)
+
+
+def _refresh_mental_model(call: _Call, id: str) -> dict[str, Any]:
+    model, changed = mental_models.refresh_model(
+        call.stores, id, embedder=call.embedder, narrator=configured_narrator(call.stores.settings)
+    )
+    return {**browse.show_mental_model(call.conn, model.id), "changed": changed}
+
+
 _HANDLERS: dict[str, Callable[..., dict[str, Any]]] = {
     "recall": _recall,
     "search_memory": _search_memory,
@@ -489,4 +566,11 @@ _HANDLERS: dict[str, Callable[..., dict[str, Any]]] = {
     "confirm_fact": _confirm_fact,
     "memory_stats": _memory_stats,
     "get_entity_info": _get_entity_info,
+    "forget": _forget,
+    "list_observations": _list_observations,
+    "show_observation": lambda call, id: browse.show_observation(call.conn, id),
+    "list_mental_models": _list_mental_models,
+    "show_mental_model": lambda call, id: browse.show_mental_model(call.conn, id),
+    "create_mental_model": _create_mental_model,
+    "refresh_mental_model": _refresh_mental_model,
 }

@@ -29,7 +29,7 @@ class Settings:
 
     data_dir: Path = field(default_factory=lambda: _env_path("NEXUS_DATA_DIR", Path.cwd() / "data"))
     inbox_dir: Path = field(default_factory=lambda: _env_path("NEXUS_INBOX_DIR", Path.cwd() / "inbox"))
-    # Daily partitions start here; events before it are kept but not partitioned.
+    # Daily partitions start here; the first partition also processes every earlier day.
     partition_start: str = field(default_factory=lambda: _env("NEXUS_PARTITION_START", "2019-01-01"))
     embedding_model: str = field(default_factory=lambda: _env("NEXUS_EMBEDDING_MODEL", "all-MiniLM-L6-v2"))
     torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
@@ -56,6 +56,13 @@ class Settings:
     llm_budget_writer: int = field(default_factory=lambda: int(_env("NEXUS_LLM_BUDGET_WRITER", "60000")))
     llm_budget_consolidation: int = field(default_factory=lambda: int(_env("NEXUS_LLM_BUDGET_CONSOLIDATION", "8000")))
     llm_budget_reflection: int = field(default_factory=lambda: int(_env("NEXUS_LLM_BUDGET_REFLECTION", "30000")))
+    # Consolidation keeps a mental model of each of the this-many most discussed entities.
+    emergent_models: int = field(default_factory=lambda: int(_env("NEXUS_EMERGENT_MODELS", "3")))
+    # Mental models are also written here as markdown dossiers (default: <data_dir>/dossiers).
+    dossier_dir: Path | None = field(default_factory=lambda: Path(d) if (d := _env("NEXUS_DOSSIER_DIR", "")) else None)
+    # Decay (lifecycle/decay.py): confidence x exp(-rate x days since last access); hidden below the threshold.
+    decay_rate: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_RATE", "0.01")))
+    decay_threshold: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_THRESHOLD", "0.05")))
 
     def __post_init__(self) -> None:
         # Overrides may arrive as strings (Dagster config, CLI flags); paths are always Paths.
@@ -73,6 +80,10 @@ class Settings:
     def llm_budget_for(self, operation: str) -> int:
         """The token budget of one LLM operation; 0 means unlimited."""
         return int(getattr(self, f"llm_budget_{operation}", 0) or 0)
+
+    @property
+    def dossiers(self) -> Path:
+        return Path(self.dossier_dir) if self.dossier_dir else self.data_dir / "dossiers"
 
     def store_path(self, name: str) -> Path:
         return self.data_dir / f"{name}.db"

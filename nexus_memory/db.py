@@ -22,6 +22,12 @@ STORES = ("memory", "events", "identity", "embeddings")
 MIGRATIONS: dict[str, list[str]] = {name: [f"{name}.sql"] for name in STORES}
 # embeddings 2: the hash of the text each vector was made from, so a change of that text shows.
 MIGRATIONS["embeddings"].append("ALTER TABLE embeddings ADD COLUMN text_hash TEXT")
+# lifecycle: fact state (decay, corrections, conflicts), sessions, forgetting, the merge journal.
+MIGRATIONS["memory"].append("memory_lifecycle.sql")
+MIGRATIONS["events"].append("events_lifecycle.sql")
+MIGRATIONS["identity"].append("identity_lifecycle.sql")
+# consolidation (after the lifecycle): observation chains, consolidation failures, mental model sources.
+MIGRATIONS["memory"].append("memory_consolidation.sql")
 BUSY_TIMEOUT_MS = 30_000
 _savepoint_numbers = itertools.count(1)  # unique SAVEPOINT names for nested transactions
 
@@ -81,6 +87,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     conn.isolation_level = None
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
+    # Deleted content is overwritten with zeros, so a forgotten text leaves no bytes behind
+    # (ATTACHed stores inherit it; see lifecycle/forget/scrub.py).
+    conn.execute("PRAGMA secure_delete = ON")
     if not readonly:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -175,3 +184,21 @@ def chunked(values: Sequence[str], size: int = 500) -> Iterator[list[str]]:
     """`values` in lists of at most `size`: IN lists stay under SQLite's variable limit."""
     for start in range(0, len(values), size):
         yield list(values[start : start + size])
+
+
+def column_in(conn: Connection, sql: str, values: Sequence[str], *leading: Any) -> list[Any]:
+    """The first column of `sql` over all `values`, chunked: each IN ({marks}) list of `sql` gets a chunk,
+    after the `leading` parameters. Duplicates are dropped, first-seen order kept."""
+    out: list[Any] = []
+    for part in chunked(list(dict.fromkeys(values))):
+        out += [r[0] for r in conn.execute(*_in_lists(sql, part, leading))]
+    return list(dict.fromkeys(out))
+
+
+def execute_in(conn: Connection, sql: str, values: Sequence[str], *leading: Any) -> int:
+    """A write whose IN ({marks}) lists take all `values`, chunked; returns the rows it changed."""
+    return sum(conn.execute(*_in_lists(sql, part, leading)).rowcount for part in chunked(list(dict.fromkeys(values))))
+
+
+def _in_lists(sql: str, part: list[str], leading: Sequence[Any]) -> tuple[str, list[Any]]:
+    return sql.replace("{marks}", placeholders(part)), [*leading, *(part * sql.count("{marks}"))]

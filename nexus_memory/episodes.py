@@ -17,6 +17,7 @@ from typing import Any
 from nexus_memory import db
 from nexus_memory.events import Event, row_to_event
 from nexus_memory.ids import now_ms, stable_id
+from nexus_memory.partitions import partition_key
 from nexus_memory.stores import Stores
 from nexus_memory.tokens import estimate_tokens
 
@@ -130,14 +131,14 @@ def build_episodes(
     stats = EpisodeBuildStats()
     events = partition_events(stores, day, platform)
     stats.events = len(events)
-    partition_key = f"{day}|{platform}"
+    key = partition_key(day, platform)
     with stores.transaction():
         ensure_definitions(stores)
         for name in definitions:
             definition = DEFINITIONS[name]
             chunks = split(events, definition)
             for chunk in chunks:
-                outcome = _store_chunk(stores, definition, chunk, platform, partition_key)
+                outcome = _store_chunk(stores, definition, chunk, platform, key)
                 setattr(stats, outcome, getattr(stats, outcome) + 1)
             stats.by_definition[name] = len(chunks)
     return stats

@@ -17,6 +17,7 @@ from typing import Any
 
 from nexus_memory import db, identity
 from nexus_memory.ids import day_of, now_ms
+from nexus_memory.partitions import partition_key
 from nexus_memory.stores import Stores
 from nexus_memory.textcheck import identifier_problem, json_type, one_line, safe_text, show, unicode_problem
 
@@ -44,7 +45,7 @@ class EventConflict(InvalidRecord):
 
 @dataclass(frozen=True)
 class Event:
-    """One immutable ledger entry: deliveryContext of seed 002 plus session, direction, time."""
+    """One immutable ledger entry: delivery context (docs/writer.md) plus session, direction, time."""
 
     id: str
     platform: str
@@ -100,7 +101,7 @@ class IngestSummary:
             "conflicts": self.conflicts,
             "rejected": self.rejected,
             "rejects": self.rejects[:MAX_REJECTS_LISTED],
-            "partitions": sorted(f"{d}|{p}" for d, p in self.partitions),
+            "partitions": sorted(partition_key(d, p) for d, p in self.partitions),
         }
 
 

@@ -37,6 +37,20 @@ def detect_format(path: Path) -> str:
     raise ValueError(f"{path}: cannot tell the format; pass --format jsonl|locomo|chatgpt|claude")
 
 
+def file_sha256(path: Path) -> str:
+    """Content hash of a file, read in chunks: how an imported file is recognised whatever its name."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def already_ingested(stores: Stores, sha256: str) -> bool:
+    """Whether a file with this content hash was imported before."""
+    return stores.conn.execute("SELECT 1 FROM ingested_files WHERE sha256 = ?", (sha256,)).fetchone() is not None
+
+
 def ingest_file(
     stores: Stores,
     path: Path,
@@ -51,7 +65,7 @@ def ingest_file(
     naming it before anything is stored; past that, bad records become rejects (see `events.ingest`).
     """
     try:
-        digest = sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = sha256 or file_sha256(path)
     except OSError as exc:
         raise ValueError(f"cannot open {path}: {exc.strerror or exc}") from exc
     summary = ingest(stores, read_records(path, fmt), on_record=on_record)

@@ -13,18 +13,17 @@ import dagster as dg
 from nexus_memory.analytics.chart import markdown_image, render_png
 from nexus_memory.analytics.model import Section, Table
 from nexus_memory.analytics.report import SECTIONS, compute_section
-from nexus_memory_assets.assets import embeddings, episodes, events, facts
 from resources import StoresResource
 
 GROUP = "analytics"
 
 # The layers each section reads; unpartitioned, so each depends on every partition of them.
-UPSTREAM: dict[str, list[dg.AssetsDefinition]] = {
-    "ingest_activity": [events, episodes, facts],
-    "writer_outcomes": [episodes, facts],
-    "entity_graph": [facts],
-    "consolidation_coverage": [facts],
-    "embedding_coverage": [embeddings],
+UPSTREAM: dict[str, list[str]] = {
+    "ingest_activity": ["events", "episodes", "facts"],
+    "writer_outcomes": ["episodes", "facts"],
+    "entity_graph": ["facts"],
+    "consolidation_coverage": ["facts"],
+    "embedding_coverage": ["embeddings"],
 }
 
 

@@ -1,82 +1,29 @@
 """One asset per memory layer, partitioned by (day, platform): events -> episodes -> facts -> embeddings.
 
-Each asset body is glue: open the stores, call the core library, report what a person wants to see.
+Each asset body is glue: for each platform of the run, find the ledger days its partitions stand
+for, call `nexus_memory.layers.run_layer` for its own layer, and report what a person wants to see.
+A run covers a range of days (BackfillPolicy.single_run), so a UI backfill of a platform's history
+is one run, not one per day; the log gets one line per batch, and a line every few seconds while
+a long batch runs.
 """
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
 
 import dagster as dg
 
-from nexus_memory.embeddings import embed_pending
-from nexus_memory.episodes import build_episodes
-from nexus_memory.writer.run import process_partition
-from nexus_memory_assets.partitions import day_platform_partitions, split_key
+from nexus_memory.layers import LayerReport, run_layer
+from nexus_memory_assets.partitions import run_days
+from nexus_memory_assets.runs import claim_run
 from resources import EmbedderResource, StoresResource, WriterResource
 
 # Steps that write the SQLite stores share a pool (limit in dagster.yaml) so they queue, not lock.
 SQLITE_POOL = "nexus_sqlite"
-
-
-def _md_table(header: list[str], rows: list[list[object]]) -> dg.MetadataValue:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return dg.MetadataValue.md("\n".join(lines))
-
-
-@dg.asset(
-    partitions_def=day_platform_partitions,
-    group_name="memory",
-    pool=SQLITE_POOL,
-    description="Layer 1: the immutable events ledger (events.db) for one day of one platform.",
-)
-def events(context: dg.AssetExecutionContext, stores: StoresResource) -> dg.MaterializeResult:
-    day, platform = split_key(context)
-    with stores.open() as s:
-        row = s.conn.execute(
-            """SELECT count(*) AS n, count(DISTINCT sender_id) AS senders, count(DISTINCT thread_id) AS threads,
-                      min(as_of) AS first, max(as_of) AS last FROM events WHERE platform = ? AND day = ?""",
-            (platform, day),
-        ).fetchone()
-        by_direction = s.conn.execute(
-            "SELECT direction, count(*) FROM events WHERE platform = ? AND day = ? GROUP BY direction",
-            (platform, day),
-        ).fetchall()
-        rejects = s.conn.execute("SELECT count(*) FROM event_rejects WHERE resolved_at IS NULL").fetchone()[0]
-    context.log.info(f"{row['n']} events for {platform} on {day}")
-    return dg.MaterializeResult(
-        metadata={
-            "events": row["n"],
-            "senders": row["senders"],
-            "threads": row["threads"],
-            "time_span": f"{row['first']} .. {row['last']}" if row["n"] else "empty",
-            "by_direction": _md_table(["direction", "events"], [list(r) for r in by_direction]),
-            "unresolved_rejects_all_files": rejects,
-        }
-    )
-
-
-@dg.asset(
-    partitions_def=day_platform_partitions,
-    deps=[events],
-    group_name="memory",
-    pool=SQLITE_POOL,
-    description="Layer 2b: events grouped into versioned episodes (time gap in a thread, token-capped).",
-)
-def episodes(context: dg.AssetExecutionContext, stores: StoresResource) -> dg.MaterializeResult:
-    day, platform = split_key(context)
-    with stores.open() as s:
-        stats = build_episodes(s, day, platform)
-        total = s.conn.execute(
-            "SELECT count(*) FROM episodes WHERE partition_key = ?", (f"{day}|{platform}",)
-        ).fetchone()[0]
-    context.log.info(f"episodes: {stats}")
-    return dg.MaterializeResult(
-        metadata={
-            "events": stats.events,
-            "created": stats.created,
-            "extended": stats.extended,
-            "unchanged": stats.unchanged,
-            "episodes_in_partition": total,
-        }
-    )
+# One run per contiguous range of one platform's days: time order inside it, and no per-day run cost.
+BACKFILL_POLICY = dg.BackfillPolicy.single_run()
+PROGRESS_EVERY_S = 10.0
 
 
 class FactsConfig(dg.Config):
@@ -86,92 +33,127 @@ class FactsConfig(dg.Config):
     episode_ids: list[str] = []  # noqa: RUF012 - pydantic copies defaults
 
 
-@dg.asset(
-    partitions_def=day_platform_partitions,
-    deps=[episodes],
-    group_name="memory",
-    pool=SQLITE_POOL,
-    description="Layer 2a: facts, entities, causal links and merge proposals written per episode.",
-)
-def facts(
-    context: dg.AssetExecutionContext, config: FactsConfig, stores: StoresResource, writer: WriterResource
-) -> dg.MaterializeResult:
-    day, platform = split_key(context)
-    episode_writer = writer.get_writer()
+def md_table(header: list[str], rows: list[list[object]]) -> dg.MetadataValue:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return dg.MetadataValue.md("\n".join(lines))
 
-    def progress(i: int, n: int, outcome: object) -> None:
-        context.log.info(
-            f"[{i}/{n}] episode {outcome.episode_id}: {outcome.status} "  # type: ignore[attr-defined]
-            f"{outcome.facts} facts {outcome.error or ''}"
-        )  # type: ignore[attr-defined]
 
-    with stores.open() as s:
-        report = process_partition(
-            s,
-            f"{day}|{platform}",
-            episode_writer,
+def _throttled(context: dg.OpExecutionContext) -> Callable[[str], None]:
+    """A progress callback that logs at most one line every PROGRESS_EVERY_S seconds."""
+    last = [time.monotonic()]
+
+    def log(line: str) -> None:
+        if time.monotonic() - last[0] >= PROGRESS_EVERY_S:
+            last[0] = time.monotonic()
+            context.log.info(line)
+
+    return log
+
+
+def run_batches(
+    context: dg.OpExecutionContext,
+    partitions_def: dg.MultiPartitionsDefinition,
+    stores: StoresResource,
+    layer: str,
+    **options: Any,
+) -> list[LayerReport]:
+    """Run one layer over the run's partitions, a batch per platform; log one line per batch."""
+    claim_run(context)
+    reports: list[LayerReport] = []
+    with stores.open() as opened:
+        for platform, days in run_days(context, partitions_def, opened):
+            report = run_layer(opened, layer, platform, days, on_progress=_throttled(context), **options)
+            context.log.info(report.line())
+            reports.append(report)
+    return reports
+
+
+def batch_metadata(reports: list[LayerReport]) -> dict[str, Any]:
+    """The numbers of a layer's batches, summed where there are several (a range spanning platforms)."""
+    metadata: dict[str, Any] = {
+        "batches": md_table(
+            ["platform", "ledger days", "rows", "seconds"],
+            [[r.platform, r.span, r.rows, round(r.seconds, 2)] for r in reports],
+        ),
+        "rows": sum(r.rows for r in reports),
+        "seconds": round(sum(r.seconds for r in reports), 3),
+    }
+    for report in reports:
+        for name, value in report.details.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                metadata.setdefault(name, value)
+            else:
+                metadata[name] = metadata.get(name, 0) + value
+    return metadata
+
+
+def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.AssetsDefinition]:
+    """The four layer assets over these partitions."""
+    layer_asset = functools.partial(
+        dg.asset, partitions_def=partitions_def, backfill_policy=BACKFILL_POLICY, group_name="memory", pool=SQLITE_POOL
+    )
+
+    @layer_asset(
+        description="Layer 1: the immutable events ledger (events.db) for the run's days of a platform.",
+    )
+    def events(context: dg.AssetExecutionContext, stores: StoresResource) -> dg.MaterializeResult:
+        reports = run_batches(context.op_execution_context, partitions_def, stores, "events")
+        metadata = batch_metadata(reports)
+        by_direction = metadata.pop("by_direction", {})
+        metadata["by_direction"] = md_table(["direction", "events"], [[k, v] for k, v in by_direction.items()])
+        return dg.MaterializeResult(metadata=metadata)
+
+    @layer_asset(
+        deps=[events],
+        description="Layer 2b: events grouped into versioned episodes (time gap in a thread, token-capped).",
+    )
+    def episodes(context: dg.AssetExecutionContext, stores: StoresResource) -> dg.MaterializeResult:
+        reports = run_batches(context.op_execution_context, partitions_def, stores, "episodes")
+        return dg.MaterializeResult(metadata=batch_metadata(reports))
+
+    @layer_asset(
+        deps=[episodes],
+        description="Layer 2a: facts, entities, causal links and merge proposals written per episode. "
+        "An episode that fails is recorded with its reason (check no_failed_episodes) and rerun alone.",
+    )
+    def facts(
+        context: dg.AssetExecutionContext, config: FactsConfig, stores: StoresResource, writer: WriterResource
+    ) -> dg.MaterializeResult:
+        episode_writer = writer.get_writer()
+        reports = run_batches(
+            context.op_execution_context,
+            partitions_def,
+            stores,
+            "facts",
+            writer=episode_writer,
             only_failed=config.only_failed,
             episode_ids=config.episode_ids or None,
-            on_episode=progress,
         )
-    summary = report.as_dict()
-    metadata = {
-        "writer": episode_writer.name,
-        "episodes": summary["episodes"],
-        "ok": summary["ok"],
-        "skipped": summary["skipped"],
-        "failed": summary["failed"],
-        "facts_written": summary["facts"],
-        "prompt_tokens": summary["prompt_tokens"],
-        "completion_tokens": summary["completion_tokens"],
-    }
-    if summary["failures"]:
-        metadata["failures"] = _md_table(
-            ["episode", "error"], [[f["episode_id"], f["error"]] for f in summary["failures"]]
-        )
-        # Good episodes are committed; failing the step marks the partition for a rerun.
-        raise dg.Failure(
-            description=f"{summary['failed']} of {summary['episodes']} episodes failed; "
-            "rerun the partition (only failed episodes are redone)",
-            metadata=metadata,
-        )
-    return dg.MaterializeResult(metadata=metadata)
-
-
-@dg.asset(
-    partitions_def=day_platform_partitions,
-    deps=[facts],
-    group_name="memory",
-    pool=SQLITE_POOL,
-    description="Vectors for new facts (sentence-transformers) in embeddings.db and the search index.",
-)
-def embeddings(
-    context: dg.AssetExecutionContext, stores: StoresResource, embedder: EmbedderResource
-) -> dg.MaterializeResult:
-    day, platform = split_key(context)
-    model = embedder.get()
-    with stores.open() as s:
-        fact_ids = [
-            r[0]
-            for r in s.conn.execute(
-                """SELECT f.id FROM facts f JOIN events e ON e.id = f.source_event_id
-               WHERE e.platform = ? AND e.day = ?""",
-                (platform, day),
+        metadata = batch_metadata(reports)
+        failures = [f for r in reports for f in r.failures]
+        if failures:
+            # Good episodes stay committed and go on to be embedded; the failed ones wait for a rerun.
+            metadata["failures"] = md_table(
+                ["partition", "episode", "attempts", "error"],
+                [[f.partition_key, f.episode_id, f.attempts, f.error] for f in failures],
             )
-        ]
-        stats = embed_pending(
-            s,
-            model,
-            target_types=("fact",),
-            fact_ids=fact_ids,
-            on_progress=lambda done, total: context.log.info(f"embedded {done}/{total}"),
-        )
-    return dg.MaterializeResult(
-        metadata={
-            "model": model.model_name,
-            "rows": stats.rows,
-            "seconds": round(stats.seconds, 3),
-            "rows_per_s": round(stats.rows_per_s, 1),
-            "facts_in_partition": len(fact_ids),
-        }
+            context.log.warning(
+                f"{len(failures)} episodes failed; `nexus-memory failed` lists them, and the "
+                "rerun_failed_episodes job (or `nexus-memory pipeline --only-failed`) redoes only them"
+            )
+        return dg.MaterializeResult(metadata=metadata)
+
+    @layer_asset(
+        deps=[facts],
+        description="Vectors for new facts (sentence-transformers) in embeddings.db and the search index.",
     )
+    def embeddings(
+        context: dg.AssetExecutionContext, stores: StoresResource, embedder: EmbedderResource
+    ) -> dg.MaterializeResult:
+        reports = run_batches(
+            context.op_execution_context, partitions_def, stores, "embeddings", embedder=embedder.get()
+        )
+        return dg.MaterializeResult(metadata=batch_metadata(reports))
+
+    return [events, episodes, facts, embeddings]

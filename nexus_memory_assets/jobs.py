@@ -1,4 +1,4 @@
-"""Jobs: the whole memory pipeline for a partition, and a rerun of failed episodes only."""
+"""Jobs: the whole memory pipeline for a range of partitions, and a rerun of failed episodes only."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import dagster as dg
 # Both jobs take their (day, platform) partitions from the assets they select.
 memory_pipeline_job = dg.define_asset_job(
     "memory_pipeline",
-    selection=dg.AssetSelection.groups("memory"),
-    description="events -> episodes -> facts -> embeddings for the selected partitions.",
+    # The (day, platform) layers; observations and mental models have their own jobs (consolidation.py).
+    selection=dg.AssetSelection.groups("memory") - dg.AssetSelection.assets("observations", "mental_models"),
+    description="events -> episodes -> facts -> embeddings for the selected partitions (a range of days is one run).",
 )
 
 rerun_failed_episodes_job = dg.define_asset_job(

@@ -1,7 +1,10 @@
-"""`nexus-memory pipeline`: materialise every asset for every partition with pending work, in-process.
+"""`nexus-memory pipeline`: every event with work left, through Dagster in-process, one run per platform.
 
-This is the code path of `make demo` and of the benchmarks, and it goes through Dagster exactly as
-a UI launch does (same assets, same resources, same run records in DAGSTER_HOME when it is set).
+This is the code path of `make demo`, and it goes through Dagster as a UI launch does: the same job
+(`memory_pipeline`, or `rerun_failed_episodes` for --only-failed), the same assets, checks and
+resources, a range of days per run as a UI backfill makes, and run records in DAGSTER_HOME when it
+is set. Before it starts anything, runs left unfinished by a killed process are marked failed.
+Afterwards it says which events still have work left and why, so nothing is skipped in silence.
 """
 
 from __future__ import annotations
@@ -9,32 +12,20 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
 
 from nexus_memory.config import Settings
-from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION
+from nexus_memory.layers import pending_events, pending_partitions
+from nexus_memory.partitions import Calendar, platform_batches, split_partition_key
 from nexus_memory.stores import Stores
-from nexus_memory_assets import assets
-from nexus_memory_assets.partitions import partition_key, platform_partitions
-from resources import resources_for
-
-
-def pending_partitions(stores: Stores, platforms: list[str] | None = None) -> list[tuple[str, str]]:
-    """(day, platform) pairs with work left in any layer, oldest first."""
-    rows = stores.conn.execute(
-        """SELECT DISTINCT e.day, e.platform FROM events e
-           WHERE e.day >= ? AND (
-             NOT EXISTS (SELECT 1 FROM episode_events ee JOIN episodes ep ON ep.id = ee.episode_id
-                         WHERE ee.event_id = e.id AND ep.definition_id = :def)
-             OR e.id NOT IN (SELECT event_id FROM memory_processing_log)
-             OR EXISTS (SELECT 1 FROM facts f WHERE f.source_event_id = e.id AND NOT EXISTS (
-                         SELECT 1 FROM embeddings m WHERE m.target_type = 'fact' AND m.target_id = f.id)))
-           ORDER BY e.day, e.platform""".replace(":def", "?"),
-        (stores.settings.partition_start, DEFINITIONS[WRITER_DEFINITION].id),
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows if platforms is None or r[1] in platforms]
+from nexus_memory.writer.run import FailedEpisode, failed_episodes
+from nexus_memory_assets.consolidation import ConsolidationOutcome, run_consolidation
+from nexus_memory_assets.definitions import build_definitions
+from nexus_memory_assets.partitions import encode_platform, pipeline_run_tags, platform_partitions
+from nexus_memory_assets.runs import WORKER_TAG, fail_orphaned_runs, worker_tag
 
 
 def get_instance() -> dg.DagsterInstance:
@@ -45,50 +36,120 @@ def get_instance() -> dg.DagsterInstance:
     return dg.DagsterInstance.ephemeral()
 
 
+@dataclass
+class PlatformRun:
+    """One run: a platform's range of daily partitions, what each layer added, and how it ended."""
+
+    platform: str
+    first: str
+    last: str
+    run_id: str = ""
+    success: bool = False
+    rows: dict[str, int] = field(default_factory=dict)  # layer -> rows added
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PipelineOutcome:
+    """What `nexus-memory pipeline` did, and what is left undone."""
+
+    runs: list[PlatformRun] = field(default_factory=list)
+    orphaned_runs: list[str] = field(default_factory=list)
+    unprocessed_events: dict[str, int] = field(default_factory=dict)  # platform -> events with work left
+    failed_episodes: list[FailedEpisode] = field(default_factory=list)
+    consolidation: ConsolidationOutcome | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        layers_ok = all(r.success for r in self.runs) and not self.unprocessed_events and not self.failed_episodes
+        return layers_ok and (self.consolidation is None or self.consolidation.ok)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "runs": [vars(r) for r in self.runs],
+            "orphaned_runs_marked_failed": self.orphaned_runs,
+            "unprocessed_events": self.unprocessed_events,
+            "failed_episodes": [vars(f) for f in self.failed_episodes],
+            "consolidation": vars(self.consolidation) if self.consolidation else None,
+            "seconds": self.seconds,
+        }
+
+
+def _selected(stores: Stores, platforms: list[str] | None, only_failed: bool) -> list[tuple[str, str]]:
+    """Ledger (day, platform) pairs to run: those with work left, or those with failed episodes."""
+    if only_failed:
+        pairs = sorted({split_partition_key(f.partition_key) for f in failed_episodes(stores)})
+        return [p for p in pairs if platforms is None or p[1] in platforms]
+    return pending_partitions(stores, platforms)
+
+
+def _run_summary(run: PlatformRun, result: dg.ExecuteInProcessResult) -> None:
+    """Rows per layer (a range run records the same metadata on each partition: take one) and errors."""
+    run.run_id, run.success = result.run_id, result.success
+    for event in result.get_asset_materialization_events():
+        materialization = event.materialization
+        layer = materialization.asset_key.to_user_string()
+        rows = materialization.metadata.get("rows")
+        if layer not in run.rows and rows is not None:
+            run.rows[layer] = int(rows.value)  # type: ignore[arg-type]
+    for event in result.get_step_failure_events():
+        error = event.step_failure_data.error
+        message = (error.message if error else event.message or "").strip().splitlines()
+        run.errors.append(f"{event.step_key}: {message[0] if message else 'failed'}")
+
+
 def run_pipeline(
     settings: Settings,
     *,
     platforms: list[str] | None = None,
     only_failed: bool = False,
     instance: dg.DagsterInstance | None = None,
-    progress: Callable[[str], None] = print,
-) -> dict[str, Any]:
-    """Materialise events -> episodes -> facts -> embeddings for each pending partition."""
-    with Stores(settings) as stores:
-        todo = pending_partitions(stores, platforms)
-        if only_failed:
-            failed = {
-                tuple(r[0].split("|", 1))
-                for r in stores.conn.execute(
-                    """SELECT DISTINCT e.partition_key FROM episode_processing p JOIN episodes e ON e.id = p.episode_id
-                   WHERE p.status = 'failed'"""
-                )
-            }
-            todo = sorted(set(todo) | failed)  # type: ignore[arg-type]
+    progress: Callable[[str], None] | None = None,
+) -> PipelineOutcome:
+    """Run every layer over the days with work left, one in-process Dagster run per platform.
+
+    `progress` gets a line as each run starts; the layer lines of the run itself go to stderr
+    (the `terse` logger) when `progress` is given, and nowhere else than the run log when not.
+    """
     instance = instance or get_instance()
-    new_platforms = sorted({p for _, p in todo} - set(instance.get_dynamic_partitions("platform")))
+    outcome = PipelineOutcome(orphaned_runs=[run.run_id for run in fail_orphaned_runs(instance)])
+    dates = Calendar.from_settings(settings)
+    with Stores(settings) as stores:
+        ranges = platform_batches(_selected(stores, platforms, only_failed), dates)
+    known = set(instance.get_dynamic_partitions(platform_partitions.name or "platform"))
+    new_platforms = sorted({encode_platform(platform) for platform, _, _ in ranges} - known)
     if new_platforms:
         instance.add_dynamic_partitions(platform_partitions.name or "platform", new_platforms)
-    resources = resources_for(settings)
-    layer_assets = dg.load_assets_from_modules([assets])
-    outcome: dict[str, Any] = {"partitions": len(todo), "succeeded": 0, "failed": [], "seconds": 0.0}
+    definitions = build_definitions(settings)
+    job = definitions.resolve_job_def("rerun_failed_episodes" if only_failed else "memory_pipeline")
+    run_config = {"loggers": {"terse": {"config": {"log_level": "INFO" if progress else "CRITICAL"}}}}
     started = time.perf_counter()
-    for i, (day, platform) in enumerate(todo, 1):
-        run_config = {"ops": {"facts": {"config": {"only_failed": only_failed}}}} if only_failed else None
-        result = dg.materialize(
-            layer_assets,
-            partition_key=partition_key(day, platform),
-            instance=instance,
-            resources=resources,
+    for i, (platform, first, last) in enumerate(ranges, 1):
+        if progress:
+            span = first if first == last else f"{first} .. {last}"
+            progress(f"[{i}/{len(ranges)}] {platform}: partitions {span}")
+        run = PlatformRun(platform, first, last)
+        run_started = time.perf_counter()
+        result = job.execute_in_process(
             run_config=run_config,
+            instance=instance,
             raise_on_error=False,
-            tags={"nexus/platform": platform},
+            tags={**pipeline_run_tags(platform, first, last), WORKER_TAG: worker_tag()},
         )
-        status = "ok" if result.success else "FAILED"
-        progress(f"[{i}/{len(todo)}] {day} {platform}: {status}")
-        if result.success:
-            outcome["succeeded"] += 1
-        else:
-            outcome["failed"].append(f"{day}|{platform}")
-    outcome["seconds"] = round(time.perf_counter() - started, 2)
+        run.seconds = round(time.perf_counter() - run_started, 2)
+        _run_summary(run, result)
+        outcome.runs.append(run)
+    # Layers 3 and 4 (observations, mental models) once every layer below them is done.
+    outcome.consolidation = run_consolidation(definitions, instance, run_config, progress)
+    outcome.seconds = round(time.perf_counter() - started, 2)
+    with Stores(settings) as stores:
+        left = pending_events(stores)
+        outcome.unprocessed_events = {p: n for p, n in left.items() if platforms is None or p in platforms}
+        outcome.failed_episodes = [
+            f
+            for f in failed_episodes(stores)
+            if platforms is None or split_partition_key(f.partition_key)[1] in platforms
+        ]
     return outcome

@@ -11,7 +11,7 @@ from analytics_store import build_fixed_store
 from test_ui_browser import TIMEOUT_MS, _screenshot, ui_page  # noqa: F401  (ui_page is a fixture)
 from webserver import Webserver
 
-from nexus_memory.config import Settings
+from nexus_memory.config import load_settings
 from nexus_memory_assets.analytics import analytics_assets
 from resources import StoresResource
 
@@ -20,15 +20,14 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def materialised(webserver: Webserver, settings: Settings, tmp_path: Path) -> Webserver:
+def materialised(webserver: Webserver) -> Webserver:
     """The fixed store, and the analytics group materialised into the instance the webserver serves.
 
     Done before the browser starts: Playwright's event loop and an in-process run do not share a thread well.
     """
-    # The webserver fixture serves DAGSTER_HOME=tmp_path/dagster_home and NEXUS_DATA_DIR=tmp_path/data.
-    assert Path(settings.data_dir) == tmp_path / "data"
+    settings = load_settings(data_dir=webserver.data_dir)  # the stores the webserver's code location reads
     build_fixed_store(settings)
-    with dg.DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
+    with dg.DagsterInstance.from_config(str(webserver.home)) as instance:
         result = dg.materialize(
             analytics_assets, resources={"stores": StoresResource(data_dir=str(settings.data_dir))}, instance=instance
         )

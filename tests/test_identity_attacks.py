@@ -48,7 +48,7 @@ def run(stores: Stores, records: Sequence[dict[str, Any]]) -> None:
     partitions = sorted({(parse_event(r).day, r["platform"]) for r in records})
     for day, platform in partitions:
         build_episodes(stores, day, platform)
-        report = process_partition(stores, f"{day}|{platform}", OfflineWriter())
+        report = process_partition(stores, day, platform, OfflineWriter())
         assert report.count("failed") == 0, report.as_dict()
 
 

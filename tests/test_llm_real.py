@@ -31,10 +31,10 @@ import pytest
 from nexus_memory.episodes import build_episodes, episode_events
 from nexus_memory.events import RawRecord, ingest
 from nexus_memory.importers import jsonl
+from nexus_memory.layers import pending_partitions
 from nexus_memory.stores import Stores
 from nexus_memory.writer.llm import LLMWriter
 from nexus_memory.writer.run import EpisodeOutcome, pending_episodes, process_partition
-from nexus_memory_assets.pipeline import pending_partitions
 
 pytestmark = pytest.mark.llm_real
 
@@ -214,13 +214,12 @@ def _load_events(stores: Stores, *, built_in: bool = False) -> str:
     return "built-in events"
 
 
-def _smallest_episodes(stores: Stores, limit: int) -> list[tuple[str, str]]:
-    """(partition_key, episode_id) of the `limit` smallest writer episodes: a CPU-only 135M model is slow."""
-    found: list[tuple[str, str]] = []
+def _smallest_episodes(stores: Stores, limit: int) -> list[tuple[tuple[str, str], str]]:
+    """((day, platform), episode_id) of the `limit` smallest writer episodes: a CPU-only 135M model is slow."""
+    found: list[tuple[tuple[str, str], str]] = []
     for day, platform in pending_partitions(stores):
         build_episodes(stores, day, platform)
-        key = f"{day}|{platform}"
-        found += [(key, episode_id) for episode_id in pending_episodes(stores, key)]
+        found += [((day, platform), episode_id) for episode_id in pending_episodes(stores, day, platform)]
     sizes = {
         r["id"]: r["token_estimate"]
         for r in stores.conn.execute(
@@ -299,7 +298,7 @@ def _run_episodes(stores: Stores, writer: LLMWriter, source: str) -> list[Episod
         if outcomes and time.monotonic() - started > TEST_BUDGET_S:
             print(f"time budget spent; {len(episodes) - len(outcomes)} episode(s) not run")
             break
-        [outcome] = process_partition(stores, key, writer, episode_ids=[episode_id]).outcomes
+        [outcome] = process_partition(stores, *key, writer, episode_ids=[episode_id]).outcomes
         outcomes.append(outcome)
         _report(stores, outcome)
         _assert_clean(stores, outcome)

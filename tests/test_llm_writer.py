@@ -28,7 +28,6 @@ from tests.fake_openai import (
 )
 
 DAY = "2024-05-01"
-PARTITION = f"{DAY}|imessage"
 ALICE = {"platform": "imessage", "sender_id": "+15551234567", "sender_name": "Alice", "peer_kind": "dm"}
 BOB = {"platform": "imessage", "sender_id": "bob@example.com", "sender_name": "Bob", "peer_kind": "dm"}
 
@@ -112,7 +111,7 @@ def test_scripted_happy_path_writes_facts_entities_links_and_tokens(stores: Stor
         link_step,
         finish("2 facts", usage=(400, 10)),
     )
-    report = process_partition(stores, PARTITION, make_writer(fake))
+    report = process_partition(stores, DAY, "imessage", make_writer(fake))
 
     [outcome] = report.outcomes
     assert (outcome.status, outcome.facts, outcome.error) == ("ok", 2, None)
@@ -171,7 +170,7 @@ def test_garbage_fails_cleanly_then_rerun_processes_only_that_episode(stores: St
         content("<|im_end|><|im_end|>"),  # attempt 2
         content("I think the answer is 42."),  # attempt 3
     )
-    report = process_partition(stores, PARTITION, writer)
+    report = process_partition(stores, DAY, "imessage", writer)
 
     assert [o.status for o in report.outcomes] == ["ok", "failed"]
     failed = report.outcomes[1]
@@ -186,11 +185,11 @@ def test_garbage_fails_cleanly_then_rerun_processes_only_that_episode(stores: St
     # Rerun: only the failed episode goes to the model again.
     sent = len(fake.requests)
     fake.add(*one_fact("Bob plans to see the owner soon"))
-    rerun = process_partition(stores, PARTITION, writer, only_failed=True)
+    rerun = process_partition(stores, DAY, "imessage", writer, only_failed=True)
     assert [(o.episode_id, o.status, o.facts) for o in rerun.outcomes] == [(failed.episode_id, "ok", 1)]
     assert len(fake.requests) == sent + 2
     assert all(bob_event in r["messages"][1]["content"] for r in fake.requests[sent:])
-    assert pending_episodes(stores, PARTITION) == []
+    assert pending_episodes(stores, DAY, "imessage") == []
     assert processing(stores)[-1]["attempts"] == 2
 
 
@@ -217,7 +216,7 @@ def test_timeout_is_retried_then_recorded_as_failure(stores: Stores, fake: FakeO
     add_events(stores, RECORDS[:1])
     build_episodes(stores, DAY, "imessage")
     fake.add(sleep(3), sleep(3))
-    report = process_partition(stores, PARTITION, make_writer(fake, timeout_s=0.5, max_retries=1))
+    report = process_partition(stores, DAY, "imessage", make_writer(fake, timeout_s=0.5, max_retries=1))
     [outcome] = report.outcomes
     assert outcome.status == "failed" and "timeout" in outcome.error
     assert outcome.seconds < 3

@@ -14,6 +14,7 @@ import pytest
 from nexus_memory import identity
 from nexus_memory.config import load_settings
 from nexus_memory.ids import now_ms, ulid
+from nexus_memory.lifecycle import corrections
 from nexus_memory.recall import RecallResponse, recall
 from nexus_memory.recall.engine import BUDGETS, TOOL_PLATFORM
 from nexus_memory.recall.fusion import RRF_K, STRATEGY_WEIGHTS
@@ -594,7 +595,9 @@ def test_entities_scope(stores: Stores, embedded: dict[str, str], fake: FakeEmbe
 
 
 def test_superseded_facts_are_dropped(stores: Stores, world: dict[str, str]) -> None:
-    add_fact(stores, "Tyler works at OpenAI now", platform=TOOL_PLATFORM, metadata={"supersedes": world["job"]})
+    new = add_fact(stores, "Tyler works at OpenAI now", platform=TOOL_PLATFORM, metadata={"supersedes": world["job"]})
+    with stores.transaction():
+        corrections.supersede(stores.conn, world["job"], new, now_ms())
     response = recall(stores, "Tyler works", scope=["facts"])
     assert world["job"] not in ids(response)
     assert "Tyler works at OpenAI now" in [r.text for r in response.results]

@@ -59,7 +59,7 @@ def test_older_store_is_upgraded(settings: Settings, monkeypatch: pytest.MonkeyP
     migration = "CREATE TABLE upgrade_probe (id INTEGER PRIMARY KEY)"
     monkeypatch.setitem(db.MIGRATIONS, "memory", [*db.MIGRATIONS["memory"], migration])
     with Stores(settings) as stores:
-        assert stores.versions["memory"] == 2
+        assert stores.versions["memory"] == len(db.MIGRATIONS["memory"])  # the probe is the newest
         assert stores.conn.execute("SELECT count(*) FROM upgrade_probe").fetchone()[0] == 0
 
 

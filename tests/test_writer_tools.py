@@ -132,14 +132,14 @@ def test_failed_episode_keeps_nothing_and_reruns_alone(stores: Stores) -> None:
         ],
     )
     build_episodes(stores, "2024-05-01", "chat")
-    report = process_partition(stores, "2024-05-01|chat", ScriptedWriter())
+    report = process_partition(stores, "2024-05-01", "chat", ScriptedWriter())
     assert (report.count("ok"), report.count("failed")) == (1, 1)
     failure = report.as_dict()["failures"][0]
     assert "garbage" in failure["error"]
     # Nothing of the failed episode was kept: no facts, no processing-log rows.
     assert stores.conn.execute("SELECT count(*) FROM facts WHERE source_event_id = 'chat:bad-0'").fetchone()[0] == 0
     assert stores.conn.execute("SELECT count(*) FROM memory_processing_log").fetchone()[0] == 2
-    assert pending_episodes(stores, "2024-05-01|chat", only_failed=True) == [failure["episode_id"]]
+    assert pending_episodes(stores, "2024-05-01", "chat", only_failed=True) == [failure["episode_id"]]
 
     class FixedWriter(ScriptedWriter):
         def write(self, tools: WriterTools, episode: EpisodeInput) -> WriteResult:
@@ -147,7 +147,7 @@ def test_failed_episode_keeps_nothing_and_reruns_alone(stores: Stores) -> None:
             tools.insert_fact("Bob asked for something", episode.events[0].as_of, source_event_id="chat:bad-0")
             return WriteResult()
 
-    rerun = process_partition(stores, "2024-05-01|chat", FixedWriter(), only_failed=True)
+    rerun = process_partition(stores, "2024-05-01", "chat", FixedWriter(), only_failed=True)
     assert (rerun.count("ok"), rerun.count("failed")) == (1, 0)
     row = stores.conn.execute(
         "SELECT attempts, status FROM episode_processing WHERE episode_id = ?", (failure["episode_id"],)
@@ -158,9 +158,9 @@ def test_failed_episode_keeps_nothing_and_reruns_alone(stores: Stores) -> None:
 def test_rerunning_a_partition_adds_zero_facts(stores: Stores) -> None:
     _ingest(stores, 3)
     build_episodes(stores, "2024-05-01", "chat")
-    process_partition(stores, "2024-05-01|chat", ScriptedWriter())
+    process_partition(stores, "2024-05-01", "chat", ScriptedWriter())
     before = stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0]
     stores.conn.execute("DELETE FROM episode_processing")  # force the writer to look again
-    again = process_partition(stores, "2024-05-01|chat", ScriptedWriter())
+    again = process_partition(stores, "2024-05-01", "chat", ScriptedWriter())
     assert again.count("skipped") == 1
     assert stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0] == before == 3

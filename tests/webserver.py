@@ -27,6 +27,8 @@ STARTUP_TIMEOUT_S = 120
 @dataclass(frozen=True)
 class Webserver:
     port: int
+    home: Path  # the DAGSTER_HOME it serves
+    data_dir: Path  # the NEXUS_DATA_DIR its code location reads
 
     @property
     def url(self) -> str:
@@ -56,8 +58,8 @@ def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Webserver]:
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(REPO / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
-    server = Webserver(_free_port())
-    env = {**os.environ, "DAGSTER_HOME": str(home), "NEXUS_DATA_DIR": str(tmp_path / "data")}
+    server = Webserver(_free_port(), home=home, data_dir=tmp_path / "data")
+    env = {**os.environ, "DAGSTER_HOME": str(home), "NEXUS_DATA_DIR": str(server.data_dir)}
     executable = Path(sys.executable).parent / "dagster-webserver"
     log_path = tmp_path / "webserver.log"
     # A file, not a pipe: nobody reads the output while the test runs, and a full pipe would stall the server.

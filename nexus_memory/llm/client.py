@@ -29,6 +29,7 @@ import openai
 
 from nexus_memory.config import Settings
 from nexus_memory.llm.schema import schema_errors
+from nexus_memory.llm_json import openai_client
 
 log = logging.getLogger(__name__)
 
@@ -156,10 +157,8 @@ class LLMClient:
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s
         self.sleep = sleep
-        # Retries are ours (the writer rolls back in between), so the openai client must not retry on its own.
-        self.openai = client or openai.OpenAI(
-            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0
-        )
+        # Retries are ours (the writer rolls back in between): the shared client never retries on its own.
+        self.openai = client or openai_client(base_url, api_key, timeout_s)
         self.response_format = "json_schema"  # falls back to json_object once for servers without it
 
     @classmethod

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nexus_memory import db
+from nexus_memory.lifecycle.state import hidden_sql
 
 TOOL_PLATFORM = "memory_tool"  # platform of facts written through the agent tools (remember/correct)
 OBSERVATION_TYPE = "observation_v1"
@@ -26,6 +27,7 @@ class Filters:
     session_id: str | None = None
     exclude_session_id: str | None = None
     entity_ids: tuple[str, ...] | None = None  # None: no entity filter; (): unknown entity, no result
+    tags: tuple[str, ...] | None = None  # ACL scope of mental models: None = all; else untagged or sharing one
 
     @property
     def restricts(self) -> bool:
@@ -56,13 +58,8 @@ class Filters:
             marks = db.placeholders(self.entity_ids) or "NULL"
             clauses.append(f"{a}.id IN (SELECT fact_id FROM fact_entities WHERE entity_id IN ({marks}))")
             args.extend(self.entity_ids)
-        # Facts are immutable: a correction is a new fact whose metadata names the one it replaces.
-        # Tool-written facts are few and indexed by platform, so this subquery stays cheap.
-        clauses.append(
-            f"{a}.id NOT IN (SELECT json_extract(metadata, '$.supersedes') FROM facts "
-            "WHERE platform = ? AND json_valid(metadata) AND json_extract(metadata, '$.supersedes') IS NOT NULL)"
-        )
-        args.append(TOOL_PLATFORM)
+        # Facts are immutable: a decayed or corrected one is hidden by its fact_state row (lifecycle/state.py).
+        clauses.append(f"NOT {hidden_sql(a)}")
         return " AND ".join(clauses), args
 
     def observation_sql(self) -> tuple[str, list[Any]] | None:
@@ -76,6 +73,9 @@ class Filters:
             "r.output_text != ''",
             # Observations are versioned by parent_id: only the newest version answers.
             "NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = r.id)",
+            # Its text quotes its facts: one resting on a hidden fact waits for its next version.
+            f"NOT EXISTS (SELECT 1 FROM observation_facts o JOIN facts f ON f.id = o.fact_id "
+            f"WHERE o.analysis_run_id = r.id AND {hidden_sql('f')})",
         ]
         args.append(OBSERVATION_TYPE)
         if self.entity_ids is not None:
@@ -91,6 +91,13 @@ class Filters:
             return None
         clauses, args = self._time_place_sql("m.updated_at", None, None)
         clauses.append("NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)")
+        if self.tags is not None:
+            # A tagged model is visible only to a caller holding one of its tags; untagged ones to all.
+            clauses.append(
+                "(m.tags IS NULL OR NOT json_valid(m.tags) OR json_array_length(m.tags) = 0 OR EXISTS ("
+                f"SELECT 1 FROM json_each(m.tags) t WHERE t.value IN ({db.placeholders(self.tags) or 'NULL'})))"
+            )
+            args.extend(self.tags)
         if self.entity_ids is not None:
             marks = db.placeholders(self.entity_ids) or "NULL"
             clauses.append(f"m.entity_id IN ({marks})")

@@ -11,7 +11,7 @@
 - recency:  the latest facts passing the filters, when nothing else found anything.
 
 Every filter is a WHERE clause (filters.py) inside each strategy, before its LIMIT. The vector index
-filters platform / time / thread itself; the rest (entity, session, exclude_session, superseded facts)
+filters platform / time / thread itself; the rest (entity, session, exclude_session, hidden facts)
 is handled by scoring the few matching facts exactly when the filter is selective (<= EXACT_SCAN_MAX
 facts) and otherwise by over-fetching from the index and filtering in SQL (which can return fewer than
 the limit when the filter is both loose and far from the query).

@@ -25,7 +25,8 @@ CREATE INDEX idx_events_session ON events(session_id);
 CREATE INDEX idx_events_hash ON events(content_hash);
 CREATE INDEX idx_events_ingested ON events(ingested_at);
 
--- Immutability is enforced by the store, not by convention.
+-- Immutability is enforced by the store, not by convention. The one exception, forgetting, is
+-- authorised row by row (events_lifecycle.sql).
 CREATE TRIGGER events_immutable_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'events are immutable'); END;
 CREATE TRIGGER events_immutable_delete BEFORE DELETE ON events

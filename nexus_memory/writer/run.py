@@ -17,6 +17,7 @@ from nexus_memory import events as ledger
 from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION, episode_events
 from nexus_memory.events import Event, row_to_event
 from nexus_memory.ids import now_ms, ulid
+from nexus_memory.partitions import partition_key
 from nexus_memory.stores import Stores
 from nexus_memory.writer.base import EpisodeInput, EpisodeWriter, WriteResult
 from nexus_memory.writer.tools import WriterTools
@@ -92,17 +93,19 @@ def write_events(
 ) -> EpisodeOutcome:
     """Run the writer on events not yet processed, all-or-nothing; record the outcome."""
     started = time.perf_counter()
-    done = _processed(stores, [e.id for e in events])
-    new = [e for e in events if e.id not in done]
-    outcome = EpisodeOutcome(episode_id, "skipped", events=len(new))
-    if not new:
-        _record(stores, outcome, writer.name)
-        return outcome
-    earlier = [e for e in events if e.id in done]
-    ctx = (context if context is not None else thread_context(stores, events[0])) + earlier
+    outcome = EpisodeOutcome(episode_id, "skipped")
     run_id = ulid()
     try:
         with stores.transaction():
+            # Read under the write lock: two runs reaching the same events write them once.
+            done = _processed(stores, [e.id for e in events])
+            new = [e for e in events if e.id not in done]
+            outcome.events = len(new)
+            if not new:
+                _record(stores, outcome, writer.name)
+                return outcome
+            earlier = [e for e in events if e.id in done]
+            ctx = (context if context is not None else thread_context(stores, events[0])) + earlier
             tools = WriterTools(stores, run_id, episode_id, writer=writer.name)
             result: WriteResult = writer.write(tools, EpisodeInput(episode_id, new, ctx))
             now = now_ms()
@@ -156,40 +159,80 @@ def _record(stores: Stores, outcome: EpisodeOutcome, writer: str) -> None:
     )
 
 
-def pending_episodes(stores: Stores, partition_key: str, *, only_failed: bool = False) -> list[str]:
-    """Writer episodes of a partition that have not succeeded yet (all, or only failed ones)."""
-    status_clause = "ep.status = 'failed'" if only_failed else "(ep.status IS NULL OR ep.status = 'failed')"
+@dataclass(frozen=True)
+class FailedEpisode:
+    """A writer episode whose last run failed, with the reason (what `nexus-memory failed` lists)."""
+
+    partition_key: str
+    episode_id: str
+    attempts: int
+    error: str | None
+
+
+def failed_episodes(stores: Stores, partition_keys: Sequence[str] | None = None) -> list[FailedEpisode]:
+    """Writer episodes whose last run failed, oldest first; only those of `partition_keys` when given."""
     rows = stores.conn.execute(
-        f"""SELECT e.id FROM episodes e LEFT JOIN episode_processing ep ON ep.episode_id = e.id
-            WHERE e.partition_key = ? AND e.definition_id = ? AND {status_clause}
-            ORDER BY e.start_time, e.id""",
-        (partition_key, DEFINITIONS[WRITER_DEFINITION].id),
+        """SELECT e.partition_key, p.episode_id, p.attempts, p.error
+           FROM episode_processing p JOIN episodes e ON e.id = p.episode_id
+           WHERE p.status = 'failed' AND e.definition_id = :definition
+             AND (:keys IS NULL OR e.partition_key IN (SELECT value FROM json_each(:keys)))
+           ORDER BY e.start_time, e.id""",
+        {
+            "definition": DEFINITIONS[WRITER_DEFINITION].id,
+            "keys": None if partition_keys is None else json.dumps(list(partition_keys)),
+        },
+    ).fetchall()
+    return [FailedEpisode(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def pending_episodes(stores: Stores, day: str, platform: str, *, only_failed: bool = False) -> list[str]:
+    """Writer episodes of a partition that have not succeeded yet (all, or only failed ones), oldest first."""
+    key = partition_key(day, platform)
+    if only_failed:
+        return [f.episode_id for f in failed_episodes(stores, [key])]
+    rows = stores.conn.execute(
+        """SELECT e.id FROM episodes e LEFT JOIN episode_processing ep ON ep.episode_id = e.id
+           WHERE e.partition_key = ? AND e.definition_id = ? AND (ep.status IS NULL OR ep.status = 'failed')
+           ORDER BY e.start_time, e.id""",
+        (key, DEFINITIONS[WRITER_DEFINITION].id),
     ).fetchall()
     return [r[0] for r in rows]
 
 
 def process_partition(
     stores: Stores,
-    partition_key: str,
+    day: str,
+    platform: str,
     writer: EpisodeWriter,
     *,
     only_failed: bool = False,
     episode_ids: Sequence[str] | None = None,
     on_episode: Callable[[int, int, EpisodeOutcome], None] | None = None,
 ) -> PartitionReport:
-    """Run the writer over a partition's pending episodes in time order."""
-    report = PartitionReport(partition_key)
-    todo = (
-        list(episode_ids)
-        if episode_ids is not None
-        else pending_episodes(stores, partition_key, only_failed=only_failed)
-    )
+    """Run the writer over a (day, platform) partition's pending episodes in time order.
+
+    `episode_ids` names the episodes to run instead (those of other partitions are left alone).
+    """
+    report = PartitionReport(partition_key(day, platform))
+    if episode_ids is None:
+        todo = pending_episodes(stores, day, platform, only_failed=only_failed)
+    else:
+        todo = _episodes_of_partition(stores, report.partition_key, episode_ids)
     for i, episode_id in enumerate(todo, 1):
         outcome = write_events(stores, episode_events(stores, episode_id), writer, episode_id=episode_id)
         report.outcomes.append(outcome)
         if on_episode:
             on_episode(i, len(todo), outcome)
     return report
+
+
+def _episodes_of_partition(stores: Stores, key: str, episode_ids: Sequence[str]) -> list[str]:
+    rows = stores.conn.execute(
+        """SELECT id FROM episodes WHERE partition_key = ? AND id IN (SELECT value FROM json_each(?))
+           ORDER BY start_time, id""",
+        (key, json.dumps(list(episode_ids))),
+    ).fetchall()
+    return [r[0] for r in rows]
 
 
 _turn_counters: dict[str, int] = {}

@@ -11,6 +11,7 @@ from importlib import resources
 from nexus_memory import identity
 from nexus_memory.events import Event
 from nexus_memory.llm.client import clip
+from nexus_memory.writer import notes as writer_notes
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.tools import WriterTools
 
@@ -27,6 +28,12 @@ def load_prompt(name: str) -> str:
 def load_role_prompt() -> str:
     """The tool loop's role prompt."""
     return load_prompt("writer_role")
+
+
+def system_prompt(role_prompt: str, tools: WriterTools) -> str:
+    """The role prompt, then the writer's notes (disambiguation rules, false positives) when there are any."""
+    notes = writer_notes.for_prompt(tools.conn)
+    return f"{role_prompt.rstrip()}\n\n{notes}" if notes else role_prompt
 
 
 def iso(ms: int) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from nexus_memory import identity
 from nexus_memory.llm.client import Budget, LLMClient, Usage
 from nexus_memory.writer.base import EpisodeInput
-from nexus_memory.writer.llm.episode import event_refs, render_episode
+from nexus_memory.writer.llm.episode import event_refs, render_episode, system_prompt
 from nexus_memory.writer.llm.model_tools import ModelTools
 from nexus_memory.writer.llm.validation import CLAIM_TYPES, ENTITY_TYPES, EpisodeView, Plan, PlannedFact, validate
 from nexus_memory.writer.tools import ToolError, WriterTools
@@ -112,7 +112,7 @@ class StructuredExtractor:
     def run(self, tools: WriterTools, episode: EpisodeInput, usage: Usage) -> StructuredOutcome:
         """Ask, validate, write; LLMError when no valid document came back (then nothing is written)."""
         messages = [
-            {"role": "system", "content": self.prompt},
+            {"role": "system", "content": system_prompt(self.prompt, tools)},
             {"role": "user", "content": render_episode(tools, episode, CLOSING)},
         ]
         result = self.client.structured_call(

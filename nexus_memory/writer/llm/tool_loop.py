@@ -26,7 +26,7 @@ from typing import Any
 
 from nexus_memory.llm.client import RETRY_TEMPERATURE, Budget, LLMClient, LLMError, Usage, clip
 from nexus_memory.writer.base import EpisodeInput
-from nexus_memory.writer.llm.episode import render_episode
+from nexus_memory.writer.llm.episode import render_episode, system_prompt
 from nexus_memory.writer.llm.model_tools import OPENAI_TOOLS, TOOL_NAMES, ModelTools, undone_on_error
 from nexus_memory.writer.tools import ToolError, WriterTools
 
@@ -181,7 +181,7 @@ class ToolLoop:
         """One pass of the tool loop; returns finish's summary or raises AttemptFailed."""
         model_tools = ModelTools(tools, episode)
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self.role_prompt},
+            {"role": "system", "content": system_prompt(self.role_prompt, tools)},
             {"role": "user", "content": user_message},
         ]
         temperature = self.temperature if attempt == 0 else max(self.temperature, RETRY_TEMPERATURE)

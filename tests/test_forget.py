@@ -1,0 +1,199 @@
+"""Forgetting an event, a fact, a sender and an entity: every derived row goes, no byte of the text is left
+in any file under the data directory, the deletion log holds ids and counts only, and a forget that fails
+part-way leaves every store as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from lifecycle_world import (
+    add_mental_model,
+    add_observation,
+    build,
+    dump,
+    facts_with,
+    files_holding,
+    message,
+    write_dossier,
+)
+from test_recall import FakeEmbedder
+
+from nexus_memory import db
+from nexus_memory.events import RawRecord, ingest
+from nexus_memory.lifecycle import reconsolidate
+from nexus_memory.lifecycle.forget import ForgetError, Target, forget, preview
+from nexus_memory.lifecycle.forget import run as forget_run
+from nexus_memory.recall import recall
+from nexus_memory.stores import Stores
+from nexus_memory.vectors.ivf import ann_root, current_generation
+
+KEY = "Dana hid the spare key under the qzxvbk planter."
+VAULT = "The vault code is wqpxtrk and nobody knows."
+
+
+@pytest.fixture
+def world(stores: Stores) -> Stores:
+    build(
+        stores,
+        [
+            message(1, "dana@example.com", "Hi, I'm Dana.", sender_name="Dana"),
+            message(2, "dana@example.com", KEY, sender_name="Dana"),
+            message(3, "ben@example.com", "Ben here. I moved to Lisbon last month.", sender_name="Ben"),
+            message(4, "ben@example.com", "I will send the report to Zorblax by Friday.", sender_name="Ben"),
+            message(5, "dana@example.com", "Zorblax loves hiking in the Alps.", sender_name="Dana"),
+            message(6, "spy@example.com", VAULT, sender_name="Spy"),
+            message(7, "spy@example.com", "Tell nobody that wqpxtrk opens the vault.", sender_name="Spy"),
+            message(8, "ben@example.com", "The weather in Lisbon is lovely.", sender_name="Ben"),
+            message(9, "spy@example.com", "The vault code wqpxtrk opens the vault.", sender_name="Spy"),
+        ],
+    )
+    # The real consolidation first: observations, emergent mental models and their dossiers hold the text.
+    consolidated = reconsolidate.run_consolidation(stores)
+    assert consolidated["observations"] >= 1 and consolidated["models_created"], consolidated
+    # Copies of the secrets in every other place the text can reach: a record rejected earlier (bad time),
+    # an observation and a mental model with their dossier.
+    for n, content in enumerate((KEY, VAULT, "Zorblax again"), 20):
+        bad = {"platform": "chat", "sender_id": "x", "content": content, "as_of": "not a time"}
+        ingest(stores, [RawRecord("old.jsonl", n, bad, json.dumps(bad))])
+    secrets = [facts_with(stores, w)[0] for w in ("qzxvbk", "wqpxtrk", "zorblax")]
+    lisbon = facts_with(stores, "Lisbon")[0]
+    add_observation(stores, [*secrets, lisbon], "Dana: key under the qzxvbk planter; vault wqpxtrk; Zorblax hikes")
+    model = add_mental_model(stores, "Dana", "Dana keeps the qzxvbk key, knows wqpxtrk and Zorblax")
+    write_dossier(stores, model, "# Dana\nqzxvbk, wqpxtrk, Zorblax\n")
+    return stores
+
+
+TARGETS = {
+    "event": (lambda s: "chat:m2", "qzxvbk"),
+    "fact": (lambda s: facts_with(s, "qzxvbk")[0], "qzxvbk"),
+    "sender": (lambda s: "spy@example.com", "wqpxtrk"),
+    "entity": (lambda s: "Zorblax", "zorblax"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TARGETS))
+def test_forget_leaves_no_trace_in_any_file(world: Stores, kind: str) -> None:
+    value_of, marker = TARGETS[kind]
+    data_dir = world.data_dir
+    assert files_holding(data_dir, marker), "the marker must be on disk before the forget"
+    generation = current_generation(ann_root(data_dir, "fake-bow") / "fact")
+    lisbon_before = facts_with(world, "Lisbon")
+
+    result = forget(world, Target(kind, value_of(world)), requested_by="test", reason="privacy")
+
+    assert result.status == "scrubbed", result.scrub
+    assert files_holding(data_dir, marker) == []
+    assert result.removed["events"]["events"] >= 1 and result.removed["memory"]["facts"] >= 1
+    assert result.removed["events"]["event_rejects"] >= 1
+    assert result.removed["memory"]["observations"] >= 1 and result.removed["memory"]["mental_models"] >= 1
+    assert result.scrub["dossiers_removed"] >= 1
+    assert (
+        result.scrub["index_files_rewritten"] == ["fact", "entity"] or "fact" in result.scrub["index_files_rewritten"]
+    )
+    assert current_generation(ann_root(data_dir, "fake-bow") / "fact") != generation
+    # What was not forgotten is still remembered, and recall still answers from it.
+    assert facts_with(world, "Lisbon") == lisbon_before
+    found = recall(world, "weather in Lisbon", scope=["facts"], embedder=FakeEmbedder()).results
+    assert any("Lisbon" in r.text for r in found)
+    log = world.conn.execute("SELECT * FROM deletion_log").fetchone()
+    assert (log["target_kind"], log["requested_by"], log["reason"], log["status"]) == (
+        kind,
+        "test",
+        "privacy",
+        "scrubbed",
+    )
+    assert json.loads(log["counts"]) == result.removed
+
+
+def test_forgetting_a_fact_takes_its_message_and_keeps_the_rest(world: Stores) -> None:
+    fact_id = facts_with(world, "qzxvbk")[0]
+    plan = preview(world, Target("fact", fact_id))
+    assert plan["would_remove"] == {"events": 1, "facts": 1, "entities": 0}
+    forget(world, Target("fact", fact_id))
+    assert world.conn.execute("SELECT count(*) FROM events WHERE id = 'chat:m2'").fetchone()[0] == 0
+    assert world.conn.execute("SELECT count(*) FROM events").fetchone()[0] == 8
+    # The episode is a new version without the event, and its writer outcome carried over.
+    (episode,) = world.conn.execute(
+        "SELECT e.id, e.event_count, p.status FROM episodes e JOIN episode_processing p ON p.episode_id = e.id"
+    ).fetchall()
+    assert episode[1] == 8 and episode[2] == "ok"
+    assert "chat:m2" not in [r[0] for r in world.conn.execute("SELECT event_id FROM episode_events")]
+
+
+def test_forgetting_an_entity_removes_it_and_what_names_it(world: Stores) -> None:
+    forget(world, Target("entity", "zorblax"))
+    conn = world.conn
+    assert conn.execute("SELECT count(*) FROM entities WHERE normalized = 'zorblax'").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM events WHERE content LIKE '%Zorblax%'").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM derived_events").fetchone()[0] == 0  # Ben's action item named it
+    # Co-occurrence counts never point at a deleted entity.
+    assert not conn.execute(
+        "SELECT 1 FROM entity_cooccurrences WHERE entity_a NOT IN (SELECT id FROM entities) "
+        "OR entity_b NOT IN (SELECT id FROM entities)"
+    ).fetchall()
+
+
+def test_a_forget_that_fails_part_way_leaves_every_store_as_it_was(
+    world: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = dump(world)
+    files_before = sorted(p.name for p in Path(world.data_dir, "ann").rglob("*"))
+
+    def broken(*_args: object, **_kwargs: object) -> dict[str, int]:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(forget_run.vectors, "delete_vectors", broken)  # after memory and identity rows went
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        forget(world, Target("sender", "spy@example.com"))
+    assert dump(world) == before
+    assert sorted(p.name for p in Path(world.data_dir, "ann").rglob("*")) == files_before
+    assert world.conn.execute("SELECT count(*) FROM deletion_log").fetchone()[0] == 0
+
+
+def test_the_ledger_stays_append_only_outside_a_forget(world: Stores) -> None:
+    with pytest.raises(db.IntegrityError, match="append-only"), world.transaction():
+        world.conn.execute("DELETE FROM events WHERE id = 'chat:m1'")
+    assert world.conn.execute("SELECT count(*) FROM forget_authorizations").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "message"),
+    [
+        ("event", "chat:nope", "no event"),
+        ("fact", "nope", "no fact"),
+        ("sender", "nobody@example.com", "no events from that sender"),
+        ("entity", "Nobody At All", "no entity"),
+        ("planet", "x", "must be one of"),
+        ("fact", "  ", "non-empty"),
+        ("entity", "Zorb\udcffx", "Unicode"),
+        ("sender", "x" * 5, "no events"),
+    ],
+)
+def test_unknown_targets_are_refused_and_nothing_changes(world: Stores, kind: str, value: str, message: str) -> None:
+    before = dump(world)
+    with pytest.raises(ForgetError, match=message):
+        forget(world, Target(kind, value))
+    assert dump(world) == before
+
+
+def test_a_store_written_before_secure_delete_is_vacuumed_once(world: Stores) -> None:
+    # An older memory.db: content deleted without secure_delete is still in its free pages.
+    old = db.sqlite.connect(str(world.path("memory")))
+    old.execute("PRAGMA secure_delete = OFF")
+    old.execute("CREATE TABLE scratch (text TEXT)")
+    old.executemany("INSERT INTO scratch VALUES (?)", [(f"oldsecret zzyqv {i} " * 20,) for i in range(200)])
+    old.commit()
+    old.execute("DROP TABLE scratch")
+    old.commit()
+    old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    old.close()
+    world.conn.execute("UPDATE memory_scrub_state SET clean_since = NULL")
+    assert files_holding(world.data_dir, "zzyqv") == ["memory.db"]
+
+    result = forget(world, Target("event", "chat:m2"))
+    assert result.scrub["vacuumed"] == ["main"]
+    assert files_holding(world.data_dir, "zzyqv") == []
+    assert world.conn.execute("SELECT clean_since FROM memory_scrub_state").fetchone()[0] is not None
+    assert forget(world, Target("event", "chat:m3")).scrub["vacuumed"] == []  # once

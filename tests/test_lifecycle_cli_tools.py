@@ -1,0 +1,111 @@
+"""The lifecycle from the command line and as agent tools: one implementation behind both."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from lifecycle_world import add_mental_model, add_observation, build, facts_with, files_holding, message
+
+from nexus_memory import cli, identity
+from nexus_memory.agent_tools import call_tool
+from nexus_memory.config import Settings
+from nexus_memory.stores import Stores
+
+
+@pytest.fixture
+def data_dir(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("NEXUS_DATA_DIR", str(settings.data_dir))
+    with Stores(settings) as stores:
+        build(
+            stores,
+            [
+                message(1, "ben@example.com", "I moved to Lisbon last month.", sender_name="Ben"),
+                message(2, "ben@example.com", "The alarm code is zzqkvv.", sender_name="Ben"),
+                message(3, "dana@example.com", "I adopted a cat named Miso.", sender_name="Dana"),
+            ],
+        )
+        lisbon = facts_with(stores, "Lisbon")[0]
+        add_observation(stores, [lisbon], "Ben lives in Lisbon")
+        add_mental_model(stores, "Ben", "Ben moved to Lisbon", subtype="entity")
+    return settings.data_dir
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
+    code = cli.main([*argv, "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else {}
+
+
+def test_maintenance_commands_report_as_json(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, decay = run(capsys, "decay")
+    assert code == 0 and decay["checked"] == 3 and decay["soft_deleted"] == 0
+    assert run(capsys, "decay", "--rate", "0.5", "--threshold", "0.5")[1]["soft_deleted"] == 0  # facts are new
+    assert run(capsys, "conflicts")[1]["facts_checked"] == 3
+    assert run(capsys, "enrich")[1]["facts_read"] >= 1
+    assert run(capsys, "reflect")[1]["status"] == "written"
+    assert run(capsys, "sessions", "--nightly")[1]["ended"] == 1
+    assert cli.main(["decay", "--rate", "-1"]) == 2  # one clear line, nothing done
+
+
+def test_forget_previews_then_forgets(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, preview = run(capsys, "forget", "--sender", "ben@example.com")
+    assert code == 0 and preview["forgotten"] is False and preview["would_remove"]["events"] == 2
+    assert files_holding(data_dir, "zzqkvv")
+    code, done = run(capsys, "forget", "--sender", "ben@example.com", "--yes", "--reason", "left the company")
+    assert code == 0 and done["forgotten"] is True and done["status"] == "scrubbed"
+    assert files_holding(data_dir, "zzqkvv") == []
+    assert cli.main(["forget", "--entity", "Nobody Here", "--yes"]) == 2
+    assert run(capsys, "forget", "--scrub")[1]["complete"] is True
+
+
+def test_remember_correct_confirm_entity_observations_models(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, remembered = run(capsys, "remember", "Ben's sister is called Ines", "--entity", "Ines")
+    assert code == 0 and "Ines" in remembered["entities"]
+    code, corrected = run(capsys, "correct", remembered["fact_id"], "Ben's sister is called Ines Silva")
+    assert corrected["supersedes"] == remembered["fact_id"]
+    assert run(capsys, "confirm", corrected["fact_id"])[1]["decay_rate"] == 0.0
+    assert cli.main(["confirm", remembered["fact_id"]]) == 2  # a corrected fact cannot be confirmed
+    capsys.readouterr()
+    info = run(capsys, "entity", "ben@example.com")[1]
+    assert any("Lisbon" in f["text"] for f in info["facts"])
+    listed = run(capsys, "observations")[1]["observations"]
+    assert [o["text"] for o in listed] == ["Ben lives in Lisbon"]
+    shown = run(capsys, "observations", listed[0]["id"])[1]
+    assert shown["current_version"] == listed[0]["id"] and len(shown["facts"]) == 1
+    models = run(capsys, "models")[1]["mental_models"]
+    assert run(capsys, "models", models[0]["id"])[1]["text"] == "Ben moved to Lisbon"
+
+
+def test_candidates_unmerge_from_the_cli(
+    data_dir: Path, settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Stores(settings) as stores:
+        ben, dana = (
+            stores.conn.execute("SELECT entity_id FROM contacts WHERE handle = ?", (h,)).fetchone()[0]
+            for h in ("ben@example.com", "dana@example.com")
+        )
+        proposed = identity.propose_merge(stores.conn, ben, dana, 0.7, "test")
+        identity.resolve_candidate(stores.conn, proposed["candidate_id"], accept=True)
+    code, result = run(capsys, "candidates", "unmerge", proposed["candidate_id"])
+    assert code == 0 and result["entity"] == dana
+    assert cli.main(["candidates", "unmerge", proposed["candidate_id"]]) == 2
+
+
+def test_forget_tool_needs_confirmation(data_dir: Path, settings: Settings) -> None:
+    with Stores(settings) as stores:
+        fact_id = facts_with(stores, "zzqkvv")[0]
+        preview = call_tool(stores, "forget", {"target": "fact", "value": fact_id})
+        assert preview["forgotten"] is False and preview["would_remove"]["facts"] == 1
+        assert facts_with(stores, "zzqkvv") == [fact_id]
+        done = call_tool(stores, "forget", {"target": "fact", "value": fact_id, "confirm": True}, session_id="s9")
+        assert done["forgotten"] is True and facts_with(stores, "zzqkvv") == []
+        log = stores.conn.execute("SELECT requested_by FROM deletion_log").fetchone()[0]
+        assert log == "agent:s9"
+        assert "invalid arguments" in call_tool(stores, "forget", {"target": "planet", "value": "x"})["error"]
+        assert "no fact" in call_tool(stores, "forget", {"target": "fact", "value": "nope"})["error"]
+        assert "no observation" in call_tool(stores, "show_observation", {"id": "nope"})["error"]
+        assert call_tool(stores, "list_mental_models", {"subtype": "reflection"}) == {"mental_models": []}
