@@ -28,7 +28,7 @@ from typing import Any
 import openai
 
 from nexus_memory.config import Settings
-from nexus_memory.llm.schema import schema_errors
+from nexus_memory.json_schema import validate
 from nexus_memory.llm_json import openai_client
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,7 @@ WAIT_STATUS = (429, 502, 503, 504)  # the server is busy or restarting: wait, th
 FATAL_STATUS = (400, 401, 403, 404, 422)  # asking again with the same request cannot help
 RETRY_TEMPERATURE = 0.7  # a retry at temperature 0 would repeat the same bad answer
 MAX_ERROR_CHARS = 300
+MAX_SCHEMA_ERRORS = 5  # enough to fix a document; more only makes the retry prompt longer
 
 
 class LLMError(Exception):
@@ -287,7 +288,7 @@ class LLMClient:
         except ValueError as exc:
             cut = f" (cut off at max_tokens={budget.max_tokens})" if choice.finish_reason == "length" else ""
             raise LLMError(f"{exc}{cut}: {clip(text.strip(), 200)!r}", answer=text) from None
-        errors = schema_errors(data, schema)
+        errors = validate(schema, data, "$")[:MAX_SCHEMA_ERRORS]
         if errors:
             raise LLMError("does not fit the schema: " + "; ".join(errors), answer=text)
         return data
