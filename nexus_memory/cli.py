@@ -344,7 +344,17 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    if args.kind == "extract":
+    if args.kind == "extract" and args.writer == "llm":
+        from nexus_memory.bench.extract_llm import run_llm
+
+        result = run_llm(
+            Path(args.data),
+            conversations=args.conversations,
+            max_episodes=args.episodes,
+            episode_turns=args.episode_turns,
+            mode=args.mode,
+        )
+    elif args.kind == "extract":
         from nexus_memory.bench.extract import run as run_extract
 
         result = run_extract(Path(args.data))
@@ -745,7 +755,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics", "forget", "coldstart", "consolidate"])
     p.add_argument("--data", help="LoCoMo JSON (extract, locomo, consolidate)")
-    p.add_argument("--conversations", type=int, default=0, help="locomo, consolidate: only the first N conversations")
+    p.add_argument(
+        "--conversations", type=int, default=0, help="locomo, consolidate, extract: only the first N conversations"
+    )
+    p.add_argument("--writer", choices=["offline", "llm"], default="offline", help="extract: which writer to judge")
+    p.add_argument("--mode", choices=["auto", "structured", "tools"], help="extract --writer llm: NEXUS_LLM_MODE")
+    p.add_argument("--episodes", type=int, default=30, help="extract --writer llm: the first N episodes")
+    p.add_argument("--episode-turns", type=int, default=0, help="extract --writer llm: split sessions every N turns")
     p.add_argument("--facts", type=int, default=100_000, help="recall, forget: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--events", type=int, default=100_000, help="analytics: synthetic store size")
