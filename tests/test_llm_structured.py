@@ -157,6 +157,8 @@ def test_facts_that_fail_validation_are_dropped_and_counted(stores: Stores, fake
                 fact("I started this week", "e1", ("Northwind", "organization")),  # a stray entity only
                 fact("Alice is a leader, Alice is a leader, Alice is a leader", "e1"),
                 fact("How is Acme?", "e1"),
+                fact("2024-05-01T09:00:00Z", "e1"),
+                fact("2024-05-01T09:00:00Z Alice (inbound): Big news", "e1"),
                 links=[{"cause": 3, "effect": 1, "strength": 0.9}, {"cause": 1, "effect": 5, "strength": 0.5}],
                 claims=[
                     {"source_ref": "e2", "type": "name", "value": "Tyler"},
@@ -172,7 +174,8 @@ def test_facts_that_fail_validation_are_dropped_and_counted(stores: Stores, fake
         "fact:unknown_source_ref": 1,
         "fact:entity_not_in_episode": 1,
         "fact:claimed_identity": 1,
-        "fact:empty": 1,
+        "fact:empty": 2,
+        "fact:prompt_text": 1,
         "fact:name_not_in_episode": 1,
         "fact:repetitive": 1,
         "fact:question": 1,

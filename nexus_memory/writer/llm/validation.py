@@ -5,8 +5,8 @@ one that fails is dropped and counted under `<item>:<reason>` (a drop of one fac
 of the episode):
 
 - a fact must cite a new event of its episode (`fact:unknown_source_ref`), say something
-  (`fact:empty`), not ask (`fact:question`) and not loop ("X is a leader, X is a leader, ...",
-  `fact:repetitive`);
+  (`fact:empty`), not be copied from the prompt's rendering (`fact:prompt_text`), not ask
+  (`fact:question`) and not loop ("X is a leader, X is a leader, ...", `fact:repetitive`);
 - what it names must appear in that event, the episode's other events and thread context, or their
   deliveryContext: a listed entity that its text also names (`fact:entity_not_in_episode`), or a
   capitalised name in its text (`fact:name_not_in_episode`). A listed entity its text does not name
@@ -56,6 +56,7 @@ ENTITY_TYPES = (
 )
 CLAIM_TYPES = ("name", "email", "phone", "handle")
 DEFAULT_STRENGTH = 0.7
+MIN_WORDS = 2  # "2023-05-08T13:56:02Z" or "Yes." says nothing
 REPEATS = 3  # a three-word run said this often is a looping model, not a fact
 MAX_DROP_NOTES = 20  # examples kept for the run metadata; the counts are complete
 FIRST_PERSON = frozenset(["i", "me", "my", "mine", "myself"])
@@ -64,7 +65,8 @@ OTHER_PRONOUNS = frozenset(["he", "she", "they", "it", "we", "him", "her", "them
 # A fact that opens with one of these has no named subject: "He chewed the shoes."
 PRONOUN_SUBJECTS = frozenset(["he", "she", "they", "it", "we", "this", "that", "these", "those", "there"])
 _NON_WORD = re.compile(r"[^\w@+.]+|(?<!\w)[.]|[.](?!\w)")
-_LETTER = re.compile(r"[^\W\d_]")
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+_PROMPT_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
 _CAPITALISED = re.compile(r"(?<![\w'])(?!I\b)[A-Z][a-z]+(?:[A-Z][a-z]+)*(?![\w'])")
 
 
@@ -254,8 +256,11 @@ def _fact(number: int, item: dict[str, Any], view: EpisodeView, plan: Plan) -> N
     if event is None:
         plan.drop("fact", "unknown_source_ref", detail)
         return
-    if not _LETTER.search(text):
+    if len(_WORDS.findall(text)) < MIN_WORDS:
         plan.drop("fact", "empty", detail)
+        return
+    if _PROMPT_TIME.search(text):
+        plan.drop("fact", "prompt_text", detail)  # a timestamp or line copied from the rendered episode
         return
     if text.rstrip().endswith("?"):
         plan.drop("fact", "question", detail)
