@@ -20,7 +20,7 @@ from nexus_memory.writer.base import EpisodeInput, WriteResult, WriterFailure
 from nexus_memory.writer.llm import LLMWriter
 from nexus_memory.writer.llm import writer as llm_writer
 from nexus_memory.writer.llm.validation import attribute
-from nexus_memory.writer.run import write_events
+from nexus_memory.writer.run import PartitionReport, write_events
 from nexus_memory.writer.tools import WriterTools
 from tests.fake_openai import FakeOpenAI, content, document, http_error, tool_calls
 from tests.test_llm_writer import ALICE, DAY, RECORDS, add_events, count, make_writer, record
@@ -104,6 +104,9 @@ def test_structured_mode_through_the_runner_records_the_episode(stores: Stores, 
     outcome = write_events(stores, events, make_writer(fake, mode="structured"))
     assert (outcome.status, outcome.facts) == ("ok", 3)
     assert count(stores, "memory_processing_log") == 2
+    # The run metadata says which mode wrote the episode (PartitionReport.as_dict / layers.py details).
+    assert outcome.mode == "structured"
+    assert PartitionReport("p", [outcome]).as_dict()["modes"] == {"structured": 1}
 
 
 def test_nothing_to_remember_is_an_ok_episode(stores: Stores, fake: FakeOpenAI) -> None:
