@@ -36,11 +36,12 @@ def openai_client(base_url: str, api_key: str, timeout_s: float) -> openai.OpenA
     return openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0)
 
 
-def llm_settings(settings: Settings, who: str) -> tuple[str, str, str, float]:
-    """(base url, model, api key, timeout) of the configured LLM, or ValueError naming what `who` needs."""
+def llm_settings(settings: Settings, who: str, operation: str) -> tuple[str, str, str, float]:
+    """(base url, model, api key, timeout) of the LLM for `operation` ('writer' | 'consolidation' |
+    'reflection': NEXUS_LLM_MODEL_<OPERATION>, else NEXUS_LLM_MODEL), or ValueError naming what `who` needs."""
     if not settings.llm_enabled:
         raise ValueError(f"{who} needs NEXUS_LLM_BASE_URL and NEXUS_LLM_MODEL")
-    return settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s
+    return settings.llm_base_url, settings.llm_model_for(operation), settings.llm_api_key, settings.llm_timeout_s
 
 
 @dataclass
@@ -117,13 +118,20 @@ def _clip(text: str, limit: int = 300) -> str:
 
 
 def ask_json(
-    settings: Settings, name: str, schema: dict[str, Any], system: str, user: str, *, max_tokens: int = 1024
+    settings: Settings,
+    name: str,
+    schema: dict[str, Any],
+    system: str,
+    user: str,
+    *,
+    operation: str,
+    max_tokens: int = 1024,
 ) -> dict[str, Any]:
     """One `json_call` to the configured LLM with a system and a user message; the schema-valid object.
 
     Raises ValueError when no LLM is configured and JsonCallError (one line) when the call fails.
     """
-    base_url, model, api_key, timeout_s = llm_settings(settings, name)
+    base_url, model, api_key, timeout_s = llm_settings(settings, name, operation)
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     client = openai_client(base_url, api_key, timeout_s)
     return json_call(client, model, messages, name, schema, max_tokens=max_tokens, timeout_s=timeout_s).value

@@ -68,3 +68,13 @@ def test_parse_json_document_forms() -> None:
     for bad in ("", "{", "no json"):
         with pytest.raises(ValueError, match="not valid JSON"):
             parse_json_document(bad)
+
+
+def test_each_llm_operation_takes_its_own_model() -> None:
+    """NEXUS_LLM_MODEL_<OPERATION> picks the model of consolidation / reflection calls; NEXUS_LLM_MODEL otherwise."""
+    from nexus_memory.config import load_settings
+    from nexus_memory.llm_json import llm_settings
+
+    settings = load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="small", llm_model_consolidation="careful")
+    assert llm_settings(settings, "the consolidator", "consolidation")[1] == "careful"
+    assert llm_settings(settings, "the narrator", "reflection")[1] == "small"

@@ -105,7 +105,7 @@ class LLMConsolidator:
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> LLMConsolidator:
         """The consolidator on the writer's LLM (NEXUS_LLM_BASE_URL / NEXUS_LLM_MODEL / OPENAI_API_KEY)."""
-        base_url, model, api_key, timeout_s = llm_settings(settings, "the LLM consolidator")
+        base_url, model, api_key, timeout_s = llm_settings(settings, "the LLM consolidator", "consolidation")
         return cls(base_url, model, api_key, timeout_s=timeout_s, **kwargs)
 
     def plan(self, fact: FactInput, view: EntityView) -> Plan:

@@ -78,7 +78,7 @@ def detect_conflicts(
     now = now_ms() if now is None else now
     conn, settings = stores.conn, stores.settings
     llm = settings.llm_enabled if use_llm is None else use_llm
-    report = ConflictReport(detector=f"llm:{settings.llm_model}" if llm else "offline")
+    report = ConflictReport(detector=f"llm:{settings.llm_model_for('consolidation')}" if llm else "offline")
     limit = LLM_FACTS_PER_RUN if llm and limit is None else limit
     watermark = runs.last_watermark(conn, "conflicts")
     report.watermark = watermark
@@ -207,7 +207,7 @@ def _judge_llm(conn: db.Connection, settings: Settings, fact: Fact) -> list[Conf
         return []
     lines = [f"NEW ({_day(fact.as_of)}): {fact.text}", "EARLIER:"]
     lines += [f"- {f.id} ({_day(f.as_of)}): {f.text}" for f, _ in shown.values()]
-    answer = ask_json(settings, "conflicts", _SCHEMA, _SYSTEM, "\n".join(lines))
+    answer = ask_json(settings, "conflicts", _SCHEMA, _SYSTEM, "\n".join(lines), operation="consolidation")
     items = answer.get("contradicted")
     if not isinstance(items, list):
         raise JsonCallError("conflicts: 'contradicted' is not a list")

@@ -71,7 +71,7 @@ def reflect(stores: Stores, *, now: int | None = None, use_llm: bool | None = No
         if llm:
             try:
                 text = _prose(stores, digest, text)
-                report.writer = f"llm:{settings.llm_model}"
+                report.writer = f"llm:{settings.llm_model_for('reflection')}"
             except JsonCallError as exc:
                 report.failures.append(str(exc))
         report.status = "written"
@@ -178,7 +178,7 @@ MAX_PROSE_CHARS = 2_000
 
 
 def _prose(stores: Stores, digest: dict[str, Any], offline_text: str) -> str:
-    answer = ask_json(stores.settings, "reflection", _SCHEMA, _SYSTEM, offline_text)
+    answer = ask_json(stores.settings, "reflection", _SCHEMA, _SYSTEM, offline_text, operation="reflection")
     insight = answer.get("insight")
     if not isinstance(insight, str) or not insight.strip():
         raise JsonCallError("reflection: the answer has no insight text")

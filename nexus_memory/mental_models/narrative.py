@@ -72,7 +72,7 @@ class Narrator:
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> Narrator:
-        base_url, model, api_key, timeout_s = llm_settings(settings, "the mental-model narrator")
+        base_url, model, api_key, timeout_s = llm_settings(settings, "the mental-model narrator", "reflection")
         return cls(base_url, model, api_key, timeout_s=timeout_s, **kwargs)
 
     def describe(
