@@ -1,14 +1,15 @@
 """Memory tools for agents: OpenAI function-tool schemas and a dispatcher that never raises.
 
-Tools (seed 000's recall, seed 001's orchestrator tools, the lifecycle):
+Tools (recall, the memory tools of docs/recall.md, the lifecycle of docs/lifecycle.md):
   recall, search_memory, remember_fact, correct_fact, confirm_fact, forget, memory_stats, get_entity_info,
-  list_observations, show_observation, list_mental_models, show_mental_model.
+  list_observations, show_observation, list_mental_models, show_mental_model, create_mental_model,
+  refresh_mental_model.
 
 `call_tool(stores, name, arguments)` validates the arguments against the tool's JSON schema (required
 fields, types, enums, ranges, unknown keys) and returns a JSON-serialisable dict: the result, or
 {"error": "..."} for bad input or a failure, so the agent loop can show the model what went wrong.
 
-Facts are immutable (seed 000), which shapes the write tools:
+Facts are immutable (docs/layers.md), which shapes the write tools:
   - remember_fact inserts a fact with platform 'memory_tool' and metadata {"source": "user"};
   - correct_fact inserts the replacement with metadata {"supersedes": <old id>} and hides the old one
     beside it (fact_state, lifecycle/corrections.py): recall never returns it again, and what was built
@@ -26,11 +27,13 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from nexus_memory import browse, db, identity
+from nexus_memory import browse, db, identity, mental_models
 from nexus_memory.ids import day_of, now_ms, ulid
+from nexus_memory.json_schema import validate
 from nexus_memory.lifecycle import corrections
 from nexus_memory.lifecycle.forget import TARGET_KINDS, ForgetError, Target, forget_or_preview
 from nexus_memory.lifecycle.state import hidden_sql
+from nexus_memory.mental_models.narrative import configured_narrator
 from nexus_memory.recall.arguments import RecallArgumentError
 from nexus_memory.recall.engine import (
     BUDGETS,
@@ -118,6 +121,11 @@ TOOLS: list[dict[str, Any]] = [
                 "type": "string",
                 "enum": list(BUDGETS),
                 "description": "Search depth: low (fast, semantic only), mid (default), high (deepest).",
+            },
+            "tags": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Access tags held: mental models tagged otherwise are not returned.",
             },
         },
         ["query"],
@@ -223,6 +231,31 @@ TOOLS += [
         [],
     ),
     _tool("show_mental_model", "One mental model's report in full.", {"id": _ID}, ["id"]),
+    _tool(
+        "create_mental_model",
+        "Keep a report that answers a standing question about someone or something (e.g. name "
+        '"Caroline\'s career", question "What does Caroline want to do for work?"). It is built from '
+        "consolidated memory, versioned, and can be refreshed. Creating the same one twice returns it.",
+        {
+            "name": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Short title."},
+            "question": {"type": "string", "maxLength": 1000, "description": "What the report answers."},
+            "entity": {**_ENTITY, "description": "Who or what it is about (name or id); default: from the name."},
+            "tags": {
+                "type": "array",
+                "maxItems": 20,
+                "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
+                "description": "Access tags: only callers holding one of them see it.",
+            },
+            "pin": {"type": "boolean", "description": "Refresh it after every consolidation (default false)."},
+        },
+        ["name"],
+    ),
+    _tool(
+        "refresh_mental_model",
+        "Rebuild a mental model's report from current memory (a new version when it changed).",
+        {"id": _ID},
+        ["id"],
+    ),
 ]
 _SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
 
@@ -230,59 +263,6 @@ _SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in
 def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
     """The OpenAI `tools=` list, all tools or the named ones."""
     return [t for t in TOOLS if names is None or t["function"]["name"] in names]
-
-
-# --- validation ----------------------------------------------------------------------------------
-
-_TYPES: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-}
-
-
-def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> list[str]:
-    """Errors of `value` against the JSON-schema subset our tools use (empty when valid)."""
-    expected = schema.get("type")
-    if expected and not _TYPES[expected](value):
-        return [f"{path} must be {'an' if expected[0] in 'aeiou' else 'a'} {expected}, got {type(value).__name__}"]
-    errors: list[str] = []
-    if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path} must be one of {schema['enum']}, got {show(value)}")
-    if isinstance(value, str):
-        if len(value.strip()) < schema.get("minLength", 0):
-            errors.append(f"{path} must not be empty")
-        if len(value) > schema.get("maxLength", len(value)):
-            errors.append(f"{path} is longer than {schema['maxLength']} characters")
-        elif problem := unicode_problem(value):  # SQLite cannot store or match a lone surrogate
-            errors.append(f"{path} {problem}")
-    if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
-        errors.append(f"{path} has more than {schema['maxItems']} items")
-        return errors
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            errors.append(f"{path} must be >= {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            errors.append(f"{path} must be <= {schema['maximum']}")
-    if isinstance(value, list) and "items" in schema:
-        for i, item in enumerate(value):
-            errors += validate(schema["items"], item, f"{path}[{i}]")
-    if isinstance(value, dict):
-        properties = schema.get("properties", {})
-        errors += [f"missing required argument {key!r}" for key in schema.get("required", []) if key not in value]
-        if schema.get("additionalProperties") is False:
-            errors += [
-                f"unknown argument {show(key)} (allowed: {sorted(properties)})"
-                for key in value
-                if key not in properties
-            ]
-        for key, item in value.items():
-            if key in properties:
-                errors += validate(properties[key], item, key)
-    return errors
 
 
 # --- dispatch ------------------------------------------------------------------------------------
@@ -323,7 +303,14 @@ def call_tool(
         return {"error": "invalid arguments: " + "; ".join(errors)}
     try:
         return _HANDLERS[name](_Call(stores, session_id, embedder, reference_time), **arguments)
-    except (ToolError, RecallArgumentError, corrections.LifecycleError, ForgetError, browse.NotFound) as exc:
+    except (
+        ToolError,
+        RecallArgumentError,
+        corrections.LifecycleError,
+        ForgetError,
+        browse.NotFound,
+        mental_models.ModelError,
+    ) as exc:
         return {"error": one_line(exc)}
     except Exception as exc:  # the agent loop gets an error result, never an exception
         log.exception("tool %s failed", name)
@@ -543,6 +530,34 @@ def _list_mental_models(
     return {"mental_models": found}
 
 
+def _create_mental_model(
+    call: _Call,
+    name: str,
+    question: str = "",
+    entity: str | None = None,
+    tags: list[str] | None = None,
+    pin: bool = False,
+) -> dict[str, Any]:
+    model = mental_models.create_model(
+        call.stores,
+        name,
+        question,
+        entity=entity,
+        tags=tags or (),
+        pinned=pin,
+        embedder=call.embedder,
+        narrator=configured_narrator(call.stores.settings),
+    )
+    return browse.show_mental_model(call.conn, model.id)
+
+
+def _refresh_mental_model(call: _Call, id: str) -> dict[str, Any]:
+    model, changed = mental_models.refresh_model(
+        call.stores, id, embedder=call.embedder, narrator=configured_narrator(call.stores.settings)
+    )
+    return {**browse.show_mental_model(call.conn, model.id), "changed": changed}
+
+
 _HANDLERS: dict[str, Callable[..., dict[str, Any]]] = {
     "recall": _recall,
     "search_memory": _search_memory,
@@ -556,4 +571,6 @@ _HANDLERS: dict[str, Callable[..., dict[str, Any]]] = {
     "show_observation": lambda call, id: browse.show_observation(call.conn, id),
     "list_mental_models": _list_mental_models,
     "show_mental_model": lambda call, id: browse.show_mental_model(call.conn, id),
+    "create_mental_model": _create_mental_model,
+    "refresh_mental_model": _refresh_mental_model,
 }

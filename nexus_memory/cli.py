@@ -15,6 +15,12 @@ if TYPE_CHECKING:
     from nexus_memory_assets.pipeline import PipelineOutcome
 
 
+def installed_command() -> list[str]:
+    """How to start `nexus-memory` from another process: the script beside this interpreter, else `-m`."""
+    script = Path(sys.executable).with_name("nexus-memory")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "nexus_memory.cli"]
+
+
 def _print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
@@ -122,6 +128,13 @@ def _print_pipeline(outcome: PipelineOutcome) -> None:
     for run in outcome.runs:
         for error in run.errors:
             print(f"run {run.run_id} ({run.platform}) failed at {error}")
+    if outcome.consolidation:
+        done, rows = outcome.consolidation, outcome.consolidation.observation_rows
+        print(
+            f"consolidation {done.observations}: {rows.get('facts_consolidated', 0)} facts consolidated, "
+            f"{rows.get('observations', 0)} observations; {len(done.mental_models)} mental models refreshed"
+            + (f", {len(done.failed)} failed: {', '.join(done.failed)}" if done.failed else "")
+        )
     if outcome.failed_episodes:
         print(
             f"{len(outcome.failed_episodes)} episodes failed (their events wait): `nexus-memory failed` lists them, "
@@ -171,6 +184,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
                 platform=args.platform,
                 entity=args.entity,
                 thread_id=args.thread,
+                tags=args.tag,
             )
         except RecallArgumentError as exc:
             return _fail(exc)
@@ -233,9 +247,49 @@ def cmd_candidates(args: argparse.Namespace) -> int:
             return 2
         if args.action == "unmerge":
             return _unmerge(stores, args)
-        status = identity.resolve_candidate(stores.conn, args.id, accept=args.action == "accept")
-        print(f"{args.id}: {status}")
+        try:
+            status = identity.resolve_candidate(stores.conn, args.id, accept=args.action == "accept")
+        except identity.MergeError as exc:
+            return _fail(exc)
+        print(f"{args.id}: {status}" + (" (it will not be proposed again)" if status == "rejected" else ""))
     return 0
+
+
+def cmd_writer_notes(args: argparse.Namespace) -> int:
+    from nexus_memory.writer import notes
+
+    with Stores(load_settings()) as stores:
+        head = notes.current(stores.conn)
+        if args.action == "show":
+            print(head.text, end="" if head.text.endswith("\n") else "\n")
+            return 0
+        try:
+            text = _edited_notes(head.text, args.file)
+            saved = notes.save(stores.conn, text, based_on=head.id)
+        except (OSError, UnicodeDecodeError, notes.NotesError, RuntimeError) as exc:
+            return _fail(exc)
+    print(f"writer notes saved (version {saved.id})" if saved.id != head.id else "writer notes unchanged")
+    return 0
+
+
+def _edited_notes(text: str, source: str | None) -> str:
+    """New notes from a file, stdin ('-'), or $VISUAL / $EDITOR run on a copy of `text`."""
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    if source == "-":
+        return sys.stdin.read()
+    if source:
+        return Path(source).read_text(encoding="utf-8")
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory(prefix="nexus-notes-") as tmp:
+        path = Path(tmp) / "writer_notes.md"
+        path.write_text(text, encoding="utf-8")
+        if subprocess.run([*shlex.split(editor), str(path)], check=False).returncode != 0:
+            raise RuntimeError(f"{editor} exited with an error; the notes were not changed")
+        return path.read_text(encoding="utf-8")
 
 
 def cmd_failed(args: argparse.Namespace) -> int:
@@ -274,11 +328,40 @@ def cmd_rebuild_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    from nexus_memory.lifecycle.reconsolidate import run_consolidation
+
+    with Stores(load_settings()) as stores:
+        outcome = run_consolidation(
+            stores,
+            offline=args.offline,
+            limit=args.limit,
+            on_progress=lambda n, r: print(f"\rconsolidated {n} facts", end="", file=sys.stderr),
+        )
+        print(file=sys.stderr)
+    _print_json(outcome)
+    return 1 if outcome["failed"] else 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    if args.kind == "extract":
+    if args.kind == "extract" and args.writer == "llm":
+        from nexus_memory.bench.extract_llm import run_llm
+
+        result = run_llm(
+            Path(args.data),
+            conversations=args.conversations,
+            max_episodes=args.episodes,
+            episode_turns=args.episode_turns,
+            mode=args.mode,
+        )
+    elif args.kind == "extract":
         from nexus_memory.bench.extract import run as run_extract
 
         result = run_extract(Path(args.data))
+    elif args.kind == "consolidate":
+        from nexus_memory.bench.consolidate import run as run_consolidate
+
+        result = run_consolidate(Path(args.data), conversations=args.conversations)
     elif args.kind == "forget":
         from nexus_memory.lifecycle.bench import run as run_forget
 
@@ -305,12 +388,51 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from nexus_memory.bench.locomo import run as run_locomo
 
         result = run_locomo(Path(args.data), conversations=args.conversations)
+    elif args.kind == "coldstart":
+        from nexus_memory.bench.coldstart import run as run_coldstart
+
+        result = run_coldstart(args.runs, data_dir=Path(args.data_dir) if args.data_dir else None)
     else:
         from nexus_memory.bench.recall import run as run_recall
 
         result = run_recall(args.facts, queries=args.queries)
     _print_json(result) if args.json else print(json.dumps(result, indent=1, default=str))
     return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from nexus_memory.mcp_server import serve
+
+    serve(load_settings(), http=args.http, port=args.port, session_id=args.session)
+    return 0
+
+
+def cmd_skills(args: argparse.Namespace) -> int:
+    from nexus_memory import skills
+    from nexus_memory.agent_writes import run_tool
+
+    if args.action == "export":
+        with Stores(load_settings()) as stores:
+            for path in skills.export(stores, Path(args.value)):
+                print(path)
+        return 0
+    try:
+        arguments = skills.search_arguments(
+            args.value,
+            max_results=args.max_results,
+            entity=args.entity,
+            after=args.after,
+            before=args.before,
+            platform=args.platform,
+            budget=args.budget,
+            scope=args.scope,
+        )
+    except ValueError as exc:  # a malformed day
+        return _fail(exc)
+    with Stores(load_settings()) as stores:
+        result = run_tool(stores, "recall", arguments)
+    _print_json(result)
+    return 1 if "error" in result else 0
 
 
 # --- lifecycle: decay, conflicts, enrichment, reflection, sessions, forgetting, and the agent tools ---------
@@ -433,16 +555,38 @@ def _login_name() -> str:
 
 
 def cmd_tool(args: argparse.Namespace) -> int:
-    """remember / correct / confirm / entity / observations / models: the agent tool of the same name."""
-    from nexus_memory.agent_tools import call_tool
+    """remember / correct / confirm / entity / observations / models: the agent tool of the same name
+    (with the side effects of a fact write, agent_writes.run_tool)."""
+    from nexus_memory.agent_writes import run_tool
 
     name, arguments = args.tool_call(args)
     with Stores(load_settings()) as stores:
-        result = call_tool(stores, name, {k: v for k, v in arguments.items() if v is not None})
+        result = run_tool(stores, name, {k: v for k, v in arguments.items() if v is not None})
     if "error" in result:
         return _fail(result["error"])
     _print_json(result) if args.json else print(json.dumps(result, indent=1, ensure_ascii=False, default=str))
     return 0
+
+
+def _models_call(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """`models` words -> the mental-model tool and its arguments (bad words are the tool's to report)."""
+    match args.words:
+        case []:
+            return "list_mental_models", {"entity": args.entity}
+        case ["create", *name]:
+            pin = args.pin or None
+            return "create_mental_model", {
+                "name": " ".join(name),
+                "question": args.question,
+                "entity": args.entity,
+                "tags": args.tag,
+                "pin": pin,
+            }
+        case ["refresh", model_id]:
+            return "refresh_mental_model", {"id": model_id}
+        case [model_id]:
+            return "show_mental_model", {"id": model_id}
+    raise SystemExit("error: models takes nothing (list), an id (show), create NAME or refresh ID")
 
 
 def _positive(text: str) -> int:
@@ -490,10 +634,7 @@ def _add_lifecycle_commands(sub: Any) -> None:
             lambda a: ("show_observation", {"id": a.id}) if a.id else ("list_observations", {"entity": a.entity}),
             "list observations, or show one by id",
         ),
-        "models": (
-            lambda a: ("show_mental_model", {"id": a.id}) if a.id else ("list_mental_models", {"entity": a.entity}),
-            "list mental models (reports, reflections), or show one by id",
-        ),
+        "models": (_models_call, "mental models: list, show ID, create NAME, refresh ID"),
     }
     for name, (make_call, help_text) in tools.items():
         p = sub.add_parser(name, help=help_text)
@@ -508,6 +649,12 @@ def _add_lifecycle_commands(sub: Any) -> None:
         elif name == "entity":
             p.add_argument("name")
             p.add_argument("--limit", type=_positive)
+        elif name == "models":
+            p.add_argument("words", nargs="*", metavar="ID | create NAME | refresh ID", help="nothing: list them")
+            p.add_argument("--entity", help="list: only about this entity; create: who or what it is about")
+            p.add_argument("--question", help="create: the question the model answers")
+            p.add_argument("--tag", action="append", help="create: an access tag (repeatable)")
+            p.add_argument("--pin", action="store_true", help="create: refresh after every consolidation")
         else:
             p.add_argument("id", nargs="?", help="show this one")
             p.add_argument("--entity", help="only about this entity")
@@ -555,6 +702,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform")
     p.add_argument("--entity")
     p.add_argument("--thread")
+    p.add_argument("--tag", action="append", help="access tag held (repeatable): scopes mental models")
     p.add_argument("--sources", action="store_true", help="show each result's source events (provenance)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_recall)
@@ -571,6 +719,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_candidates)
 
+    p = sub.add_parser("writer-notes", help="show or edit the writer's notes (disambiguation rules, false positives)")
+    p.add_argument("action", choices=["show", "edit"])
+    p.add_argument("--file", help="edit: take the new notes from this file ('-': stdin) instead of $EDITOR")
+    p.set_defaults(func=cmd_writer_notes)
+
     p = sub.add_parser("failed", help="episodes whose writer run failed, with the reason")
     p.set_defaults(func=cmd_failed)
 
@@ -585,16 +738,53 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_rebuild_index)
 
-    p = sub.add_parser("bench", help="benchmarks: extract | locomo | recall | analytics | forget | backfill")
-    p.add_argument("kind", choices=["extract", "locomo", "recall", "analytics", "forget", "backfill"])
-    p.add_argument("--data", help="LoCoMo JSON (extract, locomo)")
-    p.add_argument("--conversations", type=int, default=0, help="locomo: only the first N conversations")
+    p = sub.add_parser("mcp", help="serve the agent tools over MCP (stdio, or streamable HTTP on loopback)")
+    p.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765); the path is /mcp")
+    p.add_argument("--session", help="session id that facts written through the tools are tagged with")
+    p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("skills", help="skills folder for agents in code mode: export DIR | search QUERY")
+    p.add_argument("action", choices=["export", "search"])
+    p.add_argument("value", metavar="DIR|QUERY", help="export: the folder to write; search: what to look for")
+    p.add_argument("--entity", help="search: only about this entity (name or id)")
+    p.add_argument("--max-results", type=int)
+    p.add_argument("--after", help="search: only from this day on (YYYY-MM-DD)")
+    p.add_argument("--before", help="search: only up to this day (YYYY-MM-DD)")
+    p.add_argument("--platform")
+    p.add_argument("--budget", choices=["low", "mid", "high"])
+    p.add_argument("--scope", nargs="+", choices=["facts", "observations", "mental_models", "entities"])
+    p.set_defaults(func=cmd_skills)
+
+    p = sub.add_parser("consolidate", help="consolidate pending facts into observations, then mental models")
+    p.add_argument("--offline", action="store_true", help="the offline rules even when an LLM is configured")
+    p.add_argument("--limit", type=int, help="at most this many facts")
+    p.set_defaults(func=cmd_consolidate)
+
+    p = sub.add_parser(
+        "bench", help="benchmarks: extract | locomo | recall | analytics | forget | coldstart | consolidate | backfill"
+    )
+    p.add_argument(
+        "kind", choices=["extract", "locomo", "recall", "analytics", "forget", "coldstart", "consolidate", "backfill"]
+    )
+    p.add_argument("--data", help="LoCoMo JSON (extract, locomo, consolidate)")
+    p.add_argument(
+        "--conversations", type=int, default=0, help="locomo, consolidate, extract: only the first N conversations"
+    )
+    p.add_argument("--writer", choices=["offline", "llm"], default="offline", help="extract: which writer to judge")
+    p.add_argument("--mode", choices=["auto", "structured", "tools"], help="extract --writer llm: NEXUS_LLM_MODE")
+    p.add_argument("--episodes", type=int, default=30, help="extract --writer llm: the first N episodes")
+    p.add_argument("--episode-turns", type=int, default=0, help="extract --writer llm: split sessions every N turns")
     p.add_argument("--facts", type=int, default=100_000, help="recall, forget: synthetic store size")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--events", type=int, default=100_000, help="analytics, backfill: synthetic history size")
     p.add_argument("--days", type=int, default=730, help="backfill: days the history spans")
+    p.add_argument("--runs", type=int, default=5, help="coldstart: cold processes per command and query path")
     p.add_argument(
-        "--data-dir", help="analytics: where the synthetic store is built and kept; backfill: where its temp dir goes"
+        "--data-dir",
+        help="analytics: where the synthetic store is built and kept; "
+        "coldstart: an existing store to use (default: a sample store, built once); "
+        "backfill: where its temp dir goes",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)

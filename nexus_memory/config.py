@@ -47,6 +47,22 @@ class Settings:
     llm_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", "not-needed"))
     llm_timeout_s: float = field(default_factory=lambda: float(_env("NEXUS_LLM_TIMEOUT_S", "60")))
     max_content_chars: int = field(default_factory=lambda: int(_env("NEXUS_MAX_CONTENT_CHARS", "100000")))
+    # How the LLM writer talks to the model: 'tools' (tool loop), 'structured' (one JSON-schema call per
+    # episode), or 'auto' (the tool loop, switching an episode to structured when the server cannot parse
+    # tool calls).
+    llm_mode: str = field(default_factory=lambda: _env("NEXUS_LLM_MODE", "auto"))
+    # Per-operation models; each falls back to NEXUS_LLM_MODEL.
+    llm_model_writer: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL_WRITER", ""))
+    llm_model_consolidation: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL_CONSOLIDATION", ""))
+    llm_model_reflection: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL_REFLECTION", ""))
+    # Per-operation token budgets (prompt + completion over every call of one episode / fact / run).
+    llm_budget_writer: int = field(default_factory=lambda: int(_env("NEXUS_LLM_BUDGET_WRITER", "60000")))
+    llm_budget_consolidation: int = field(default_factory=lambda: int(_env("NEXUS_LLM_BUDGET_CONSOLIDATION", "8000")))
+    llm_budget_reflection: int = field(default_factory=lambda: int(_env("NEXUS_LLM_BUDGET_REFLECTION", "30000")))
+    # Consolidation keeps a mental model of each of the this-many most discussed entities.
+    emergent_models: int = field(default_factory=lambda: int(_env("NEXUS_EMERGENT_MODELS", "3")))
+    # Mental models are also written here as markdown dossiers (default: <data_dir>/dossiers).
+    dossier_dir: Path | None = field(default_factory=lambda: Path(d) if (d := _env("NEXUS_DOSSIER_DIR", "")) else None)
     # Decay (lifecycle/decay.py): confidence x exp(-rate x days since last access); hidden below the threshold.
     decay_rate: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_RATE", "0.01")))
     decay_threshold: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_THRESHOLD", "0.05")))
@@ -59,6 +75,18 @@ class Settings:
     @property
     def llm_enabled(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
+
+    def llm_model_for(self, operation: str) -> str:
+        """The model of one LLM operation (writer, consolidation, reflection), else NEXUS_LLM_MODEL."""
+        return str(getattr(self, f"llm_model_{operation}", "") or self.llm_model)
+
+    def llm_budget_for(self, operation: str) -> int:
+        """The token budget of one LLM operation; 0 means unlimited."""
+        return int(getattr(self, f"llm_budget_{operation}", 0) or 0)
+
+    @property
+    def dossiers(self) -> Path:
+        return Path(self.dossier_dir) if self.dossier_dir else self.data_dir / "dossiers"
 
     def store_path(self, name: str) -> Path:
         return self.data_dir / f"{name}.db"

@@ -1,7 +1,17 @@
 """Memory injection: the markdown block put in front of an agent's prompt (docs/recall.md, "Injection").
 
-`get_context(stores, prompt, session_id=...)` runs a mid-budget recall over facts from *other*
-sessions, keeps only the results that are evidence rather than noise, and formats
+`get_context(stores, prompt, session_id=...)` packs, within `max_tokens`, the memory hierarchy over
+memory from *other* sessions (see context_pack.py: mental models, then observations, a stale one
+followed by its newer facts, then facts not already shown), keeping only evidence, not noise:
+
+    ## Mental models
+    ### Caroline's career
+    - 27 June 2023: Lately, Caroline has been looking into counseling and mental health as a career.
+
+    ## Observations
+    ### Alice Chen — home: boston, denver
+    Alice Chen used to live in Boston until May 2023; since June 2023 Alice Chen lives in Denver.
+    - 14 June 2023: Alice Chen moved to Denver for a new job at Acme.
 
     ## Relevant memory
     - Tyler works at Anthropic (2023-05-10)
@@ -9,12 +19,10 @@ sessions, keeps only the results that are evidence rather than noise, and format
     ## Weekly insight
     <the newest version of the newest mental model with subtype 'reflection'>
 
-Noise rule (inject nothing rather than noise): a fact is injected only when
-  - its cosine similarity to the prompt is >= `min_score` (default 0.35; for MiniLM unrelated
-    sentences score about 0.0-0.2 and paraphrases above 0.5), or
-  - it shares a non-stopword term with the prompt (keyword hit), or it is linked to an entity the
-    prompt names (entity hit), or the prompt asked for a time window ("what did I do yesterday").
-The semantic strategy always returns *some* nearest neighbours; only they are held to the threshold.
+Noise rule (inject nothing rather than noise): only items that are evidence for the prompt are
+injected (`nexus_memory.relevance`: a strong semantic match, or a weaker one that a named entity, a
+rare shared word or the prompt's time window confirms; a prompt about names this memory has never
+seen gets only strong matches). Recall always returns *some* nearest neighbours; the gate decides.
 When no fact passes, the answer is "" (the reflection alone is not injected: it is query-independent
 and would be repeated before every turn).
 """
@@ -22,17 +30,19 @@ and would be repeated before every turn).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from nexus_memory import db
-from nexus_memory.ids import day_of
-from nexus_memory.recall.engine import recall
-from nexus_memory.recall.results import RecallResult, touch_results
+from nexus_memory.context_pack import ContextItem, build_context
+from nexus_memory.recall.results import touch_results
 from nexus_memory.stores import Stores
+
+__all__ = ["format_context", "get_context", "latest_reflection"]
 
 log = logging.getLogger(__name__)
 
-MIN_SEMANTIC_SIM = 0.35
-_EVIDENCE = ("keyword", "entity", "recency")
+DEFAULT_MAX_TOKENS = 800
+_SECTIONS = (("mental_model", "## Mental models"), ("observation", "## Observations"), ("fact", "## Relevant memory"))
 
 
 def get_context(
@@ -40,64 +50,55 @@ def get_context(
     prompt: str,
     *,
     session_id: str | None = None,
-    max_facts: int = 5,
+    max_facts: int | None = 5,
     reference_time: int | None = None,
     embedder: object | None = None,
-    min_score: float = MIN_SEMANTIC_SIM,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    tags: Sequence[str] | None = None,
     strict: bool = False,
 ) -> str:
     """The memory block for `prompt`, or "" when nothing relevant is remembered.
 
-    Facts of the current `session_id` are excluded (the conversation already holds them). Injected
-    facts count as accessed. By default it never raises: injection must not break an agent turn, so
-    a failure is logged and answered with "". `strict=True` lets the error through (tests, callers
-    that must tell "nothing relevant" from "recall failed").
+    Facts of the current `session_id` are excluded (the conversation already holds them); `tags`
+    scopes mental models (see recall). Injected items count as accessed. By default it never raises:
+    injection must not break an agent turn, so a failure is logged and answered with "". `strict=True`
+    lets the error through (tests, callers that must tell "nothing relevant" from "recall failed").
     """
     try:
-        response = recall(
+        items = build_context(
             stores,
             prompt,
-            scope=("facts",),
-            exclude_session_id=session_id,
-            max_results=max(max_facts * 3, 10),
-            budget="mid",
+            max_tokens=max_tokens,
+            session_id=session_id,
+            max_facts=max_facts,
             reference_time=reference_time,
-            embedder=embedder,  # type: ignore[arg-type]
-            touch=False,
+            embedder=embedder,
+            tags=tags,
         )
-        relevant = [r for r in response.results if is_relevant(r, min_score)][:max_facts]
-        if not relevant:
+        if not items:
             return ""
-        touch_results(stores, relevant)
-        return format_context(relevant, latest_reflection(stores.conn))
-    except Exception:
+        touch_results(stores, [item.result for item in items])
+        return format_context(items, latest_reflection(stores.conn))
+    except Exception:  # see docstring: log, inject nothing
         if strict:
             raise
         log.exception("get_context failed; injecting no memory")
         return ""
 
 
-def is_relevant(result: RecallResult, min_score: float = MIN_SEMANTIC_SIM) -> bool:
-    """The noise rule of the module docstring."""
-    if any(strategy in result.ranks for strategy in _EVIDENCE):
-        return True
-    similarity = result.metadata.get("scores", {}).get("semantic")
-    return similarity is not None and similarity >= min_score
-
-
-def format_context(facts: list[RecallResult], reflection: str | None) -> str:
-    """'## Relevant memory' bullets (with dates), then '## Weekly insight' (the latest reflection) if any."""
-    lines = ["## Relevant memory"]
-    lines += [f"- {' '.join(r.text.split())}{_date_suffix(r.as_of)}" for r in facts]
+def format_context(items: list[ContextItem], reflection: str | None) -> str:
+    """One section per layer present (models, observations, facts), then the latest reflection."""
+    lines: list[str] = []
+    for kind, heading in _SECTIONS:
+        chosen = [item for item in items if item.type == kind]
+        if not chosen:
+            continue
+        lines += ([""] if lines else []) + [heading]
+        for item in chosen:
+            lines += ([f"### {item.title}"] if item.title else []) + item.lines
     if reflection:
         lines += ["", "## Weekly insight", reflection.strip()]
     return "\n".join(lines) + "\n"
-
-
-def _date_suffix(as_of: int | None) -> str:
-    if as_of is None:
-        return ""
-    return f" ({day_of(as_of)})"
 
 
 def latest_reflection(conn: db.Connection) -> str | None:

@@ -26,6 +26,8 @@ MIGRATIONS["embeddings"].append("ALTER TABLE embeddings ADD COLUMN text_hash TEX
 MIGRATIONS["memory"].append("memory_lifecycle.sql")
 MIGRATIONS["events"].append("events_lifecycle.sql")
 MIGRATIONS["identity"].append("identity_lifecycle.sql")
+# consolidation (after the lifecycle): observation chains, consolidation failures, mental model sources.
+MIGRATIONS["memory"].append("memory_consolidation.sql")
 BUSY_TIMEOUT_MS = 30_000
 _savepoint_numbers = itertools.count(1)  # unique SAVEPOINT names for nested transactions
 

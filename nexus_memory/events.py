@@ -45,7 +45,7 @@ class EventConflict(InvalidRecord):
 
 @dataclass(frozen=True)
 class Event:
-    """One immutable ledger entry: deliveryContext of seed 002 plus session, direction, time."""
+    """One immutable ledger entry: delivery context (docs/writer.md) plus session, direction, time."""
 
     id: str
     platform: str

@@ -8,11 +8,14 @@ Rules that live here (see docs/decisions.md, "Writer and identity"):
 - contact info mentioned in conversation becomes an entity, never a contact;
 - only exact email/phone matches above 0.99 merge automatically ("prefer duplicates over false merges");
 - until a person accepts a merge, a sender is named by its own handle or display name (`speaker_name`);
-- a merge updates session aliases in the same transaction, or does not happen.
+- a merge updates session aliases in the same transaction, or does not happen;
+- a merge a person rejected is never proposed again: not in either order, and not after either side
+  merged with something else (`rejection_between`); a review also leaves a line in the writer's notes.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -99,6 +102,23 @@ def find_entities(conn: db.Connection, name: str, *, type: str | None = None) ->
     return sorted(found.values(), key=lambda e: e.id)
 
 
+def known_by_merge(conn: db.Connection, name: str) -> list[Entity]:
+    """Live entities a merge made known by `name`: the name or an alias of an entity merged into them.
+
+    A merge is a person's accept (or an exact email/phone match), so the name names the winner whatever
+    type the caller guesses for it: the writer must not make a second entity for it.
+    """
+    key = normalize(name)
+    rows = conn.execute(
+        """SELECT id FROM entities WHERE normalized = ? AND merged_into IS NOT NULL
+           UNION SELECT a.entity_id FROM aliases a JOIN entities e ON e.id = a.entity_id
+           WHERE a.normalized = ? AND e.merged_into IS NOT NULL""",
+        (key, key),
+    ).fetchall()
+    found = {canonical_id(conn, r[0]) for r in rows}
+    return [e for e in (get_entity(conn, i) for i in sorted(found)) if e is not None]
+
+
 def create_entity(
     conn: db.Connection,
     name: str,
@@ -146,6 +166,17 @@ def resolve_or_create(
         )
         return entity.id
     return create_entity(conn, name, type, source=source, seen_at=seen_at)
+
+
+def count_cooccurrence(conn: db.Connection, entity_a: str, entity_b: str, seen_at: int) -> None:
+    """Count one more fact that names both entities (entity_cooccurrences keeps the pair sorted)."""
+    a, b = sorted((entity_a, entity_b))
+    conn.execute(
+        """INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_seen) VALUES (?, ?, 1, ?)
+           ON CONFLICT (entity_a, entity_b) DO UPDATE SET count = count + 1,
+               last_seen = max(last_seen, excluded.last_seen)""",
+        (a, b, seen_at),
+    )
 
 
 def register_delivery(conn: db.Connection, event: Event) -> str:
@@ -268,8 +299,15 @@ def propose_merge(
         raise MergeError(f"unknown entity: {entity_a_id if a is None else entity_b_id}")
     if a.id == b.id:
         return {"status": "already_merged", "winner": a.id}
-    if _refused(conn, a.id, b.id):
-        return {"status": "rejected", "winner": a.id, "loser": b.id}
+    rejected = rejection_between(conn, a.id, b.id)
+    if rejected is not None:
+        return {
+            "status": "rejected",
+            "candidate_id": rejected["id"],
+            "winner": a.id,
+            "loser": b.id,
+            "reason": f"a person rejected merging these entities (candidate {rejected['id']}); not proposed again",
+        }
     auto = confidence > AUTO_MERGE_THRESHOLD and _exact_contact_match(conn, a, b)
     candidate_id = stable_id("mc", a.id, b.id)
     with db.transaction(conn):
@@ -287,18 +325,6 @@ def propose_merge(
                 (now_ms(), candidate_id),
             )
     return {"status": "auto_merged" if auto else "pending", "candidate_id": candidate_id, "winner": a.id, "loser": b.id}
-
-
-def _refused(conn: db.Connection, a_id: str, b_id: str) -> bool:
-    """A person rejected this pair, or undid its merge: it is never proposed or merged again."""
-    return (
-        conn.execute(
-            """SELECT 1 FROM merge_candidates WHERE status = 'rejected'
-           AND ((entity_a_id = ? AND entity_b_id = ?) OR (entity_a_id = ? AND entity_b_id = ?))""",
-            (a_id, b_id, b_id, a_id),
-        ).fetchone()
-        is not None
-    )
 
 
 def _exact_contact_match(conn: db.Connection, a: Entity, b: Entity) -> bool:
@@ -384,17 +410,84 @@ def list_candidates(conn: db.Connection, status: str = "pending") -> list[dict[s
 
 
 def resolve_candidate(conn: db.Connection, candidate_id: str, accept: bool) -> str:
-    """Accept (merge) or reject a pending merge candidate; returns the new status."""
+    """Accept (merge) or reject a pending merge candidate; returns the new status.
+
+    The review is learned from in the same transaction: the writer's notes get a line saying who is
+    (not) whom, and other pending candidates this review answers are closed (`_close_answered`).
+    """
+    from nexus_memory.writer import notes  # the writer package reads identity; import it only here
+
     row = conn.execute("SELECT * FROM merge_candidates WHERE id = ?", (candidate_id,)).fetchone()
     if row is None:
         raise MergeError(f"no merge candidate {candidate_id}")
     if row["status"] != "pending":
         raise MergeError(f"merge candidate {candidate_id} is already {row['status']}")
     status = "accepted" if accept else "rejected"
+    winner, loser = canonical_id(conn, row["entity_a_id"]), canonical_id(conn, row["entity_b_id"])
     with db.transaction(conn):
         if accept:
-            merge_entities(conn, canonical_id(conn, row["entity_a_id"]), canonical_id(conn, row["entity_b_id"]))
+            if winner == loser:
+                raise MergeError(f"merge candidate {candidate_id}: both sides are already one entity")
+            if rejection_between(conn, winner, loser) is not None:
+                raise MergeError(
+                    f"merge candidate {candidate_id}: a person already rejected merging these entities "
+                    "(one side was merged with the other's rejected match since); reject it instead"
+                )
+        notes.record_review(conn, get_entity(conn, winner), get_entity(conn, loser), status, row["reason"])
+        if accept:
+            merge_entities(conn, winner, loser)
         conn.execute(
             "UPDATE merge_candidates SET status = ?, resolved_at = ? WHERE id = ?", (status, now_ms(), candidate_id)
         )
+        _close_answered(conn, winner if accept else None, [winner, loser])
     return status
+
+
+# The entities merged into `root` (any depth) and root itself, each with the root it belongs to.
+_MEMBERS_SQL = """
+    WITH RECURSIVE members(id, root) AS (
+        SELECT value, value FROM json_each(?)
+        UNION SELECT e.id, m.root FROM entities e JOIN members m ON e.merged_into = m.id
+    )"""
+
+
+def rejection_between(conn: db.Connection, a_id: str, b_id: str) -> dict[str, Any] | None:
+    """The rejected merge candidate that says live entities a and b are different, or None.
+
+    A person who rejected "x is y" said that whatever x belongs to is not whatever y belongs to, so a
+    rejection between any entity merged into a (or a itself) and any merged into b counts, in either order.
+    """
+    row = conn.execute(
+        _MEMBERS_SQL
+        + """
+        SELECT mc.* FROM merge_candidates mc
+        JOIN members x ON x.id = mc.entity_a_id JOIN members y ON y.id = mc.entity_b_id
+        WHERE mc.status = 'rejected' AND x.root != y.root ORDER BY mc.resolved_at LIMIT 1""",
+        (json.dumps([a_id, b_id]),),
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def _close_answered(conn: db.Connection, merged: str | None, entity_ids: list[str]) -> None:
+    """Close the pending candidates touching these entities' groups that a review has answered.
+
+    Those whose sides are now one entity (`merged`, after an accept) are accepted; those between
+    groups a person said are different are rejected. Neither is left for a person to review again.
+    """
+    roots = [canonical_id(conn, e) for e in entity_ids]
+    rows = conn.execute(
+        _MEMBERS_SQL
+        + """
+        SELECT DISTINCT mc.id, mc.entity_a_id, mc.entity_b_id FROM merge_candidates mc
+        JOIN members m ON m.id IN (mc.entity_a_id, mc.entity_b_id) WHERE mc.status = 'pending'""",
+        (json.dumps(sorted(set(roots))),),
+    ).fetchall()
+    for candidate_id, a_id, b_id in rows:
+        a, b = canonical_id(conn, a_id), canonical_id(conn, b_id)
+        status = "accepted" if a == b and merged is not None else None
+        if a != b and rejection_between(conn, a, b) is not None:
+            status = "rejected"
+        if status:
+            conn.execute(
+                "UPDATE merge_candidates SET status = ?, resolved_at = ? WHERE id = ?", (status, now_ms(), candidate_id)
+            )

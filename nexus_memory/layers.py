@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -247,7 +248,14 @@ def _write_facts(
         "facts_written": report.rows,
         "prompt_tokens": sum(o.prompt_tokens for o in outcomes),
         "completion_tokens": sum(o.completion_tokens for o in outcomes),
+        # Which LLM mode wrote each episode, and what validation dropped (zero for the offline writer).
+        "episodes_structured": sum(1 for o in outcomes if o.mode == "structured"),
+        "episodes_tool_loop": sum(1 for o in outcomes if o.mode == "tools"),
+        "items_dropped_by_validation": sum(sum(o.dropped.values()) for o in outcomes),
     }
+    dropped = Counter(reason for o in outcomes for reason, n in o.dropped.items() for _ in range(n))
+    if dropped:
+        report.details["dropped_by_reason"] = ", ".join(f"{reason} {n}" for reason, n in dropped.most_common())
 
 
 def _embed_facts(

@@ -59,7 +59,10 @@ class Stores:
             "causal_links": "SELECT count(*) FROM causal_links",
             "merge_candidates": "SELECT count(*) FROM merge_candidates WHERE status = 'pending'",
             "embeddings": "SELECT count(*) FROM embeddings",
-            "observations": "SELECT count(*) FROM analysis_runs WHERE analysis_type_id = 'observation_v1'",
-            "mental_models": "SELECT count(*) FROM mental_models",
+            # Current versions (older versions stay for history and are not counted).
+            "observations": """SELECT count(*) FROM analysis_runs r WHERE r.analysis_type_id = 'observation_v1'
+                AND r.status = 'completed' AND NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = r.id)""",
+            "mental_models": """SELECT count(*) FROM mental_models m
+                WHERE NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)""",
         }
         return {name: self.conn.execute(sql).fetchone()[0] for name, sql in queries.items()}

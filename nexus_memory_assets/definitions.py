@@ -12,7 +12,7 @@ import warnings
 import dagster as dg
 
 from nexus_memory.config import Settings, load_settings
-from nexus_memory_assets import analytics, lifecycle
+from nexus_memory_assets import analytics, consolidation, lifecycle
 from nexus_memory_assets.assets import build_layer_assets
 from nexus_memory_assets.checks import build_layer_checks
 from nexus_memory_assets.inbox import ingest_inbox_job
@@ -34,12 +34,19 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         warnings.simplefilter("ignore", category=dg.BetaWarning)
         warnings.simplefilter("ignore", category=dg.PreviewWarning)
         definitions = dg.Definitions(
-            assets=build_layer_assets(partitions_def),
-            asset_checks=build_layer_checks(partitions_def),
-            jobs=[memory_pipeline_job, rerun_failed_episodes_job, reembed_job, ingest_inbox_job, *lifecycle.jobs],
-            schedules=lifecycle.schedules,
-            sensors=[build_new_events_sensor(partitions_def), new_session_sensor],
-            resources=resources_for(settings),
+            assets=[*build_layer_assets(partitions_def), *consolidation.CONSOLIDATION_ASSETS],
+            asset_checks=[*build_layer_checks(partitions_def), *consolidation.CONSOLIDATION_CHECKS],
+            jobs=[
+                memory_pipeline_job,
+                rerun_failed_episodes_job,
+                reembed_job,
+                ingest_inbox_job,
+                *lifecycle.jobs,
+                *consolidation.CONSOLIDATION_JOBS,
+            ],
+            schedules=[*lifecycle.schedules, *consolidation.CONSOLIDATION_SCHEDULES],
+            sensors=[build_new_events_sensor(partitions_def), new_session_sensor, *consolidation.CONSOLIDATION_SENSORS],
+            resources={**resources_for(settings), "consolidator": consolidation.ConsolidatorResource()},
             # Runs use Dagster's console logger unless their run config picks another;
             # `nexus-memory pipeline` picks `terse` (one line per batch in the terminal).
             loggers={"console": dg.colored_console_logger, "terse": terse_logger},

@@ -7,7 +7,8 @@ import dagster as dg
 # Both jobs take their (day, platform) partitions from the assets they select.
 memory_pipeline_job = dg.define_asset_job(
     "memory_pipeline",
-    selection=dg.AssetSelection.groups("memory"),
+    # The (day, platform) layers; observations and mental models have their own jobs (consolidation.py).
+    selection=dg.AssetSelection.groups("memory") - dg.AssetSelection.assets("observations", "mental_models"),
     description="events -> episodes -> facts -> embeddings for the selected partitions (a range of days is one run).",
 )
 

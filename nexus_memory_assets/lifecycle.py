@@ -1,7 +1,7 @@
 """Memory lifecycle jobs and their schedules (Automation page), thin glue over nexus_memory/lifecycle.
 
   nightly_enrichment   02:00  entity enrichment, then conflict detection (before consolidation)
-  session_consolidation 03:00  ends open sessions and consolidates them (also run by new_session_sensor)
+  (03:00: sessions end and are consolidated by `nightly_consolidation`, nexus_memory_assets/consolidation.py)
   nightly_decay        04:00  decay, soft-deleting facts below the threshold
   weekly_reflection    Sun 03:00  the weekly reflection (at most one per 6 days, 3 facts needed)
   forget                on demand  forget an event / fact / sender / entity (run config says which)
@@ -14,7 +14,7 @@ from typing import Any
 
 import dagster as dg
 
-from nexus_memory.lifecycle import conflicts, decay, enrichment, reflection, sessions
+from nexus_memory.lifecycle import conflicts, decay, enrichment, reflection
 from nexus_memory.lifecycle.forget import Target, forget
 from nexus_memory.stores import Stores
 from nexus_memory_assets.assets import SQLITE_POOL
@@ -97,28 +97,6 @@ weekly_reflection = one_op_job(
 )
 
 
-class SessionConfig(dg.Config):
-    """nightly: end every open session (the 03:00 run); otherwise only those a newer session ended."""
-
-    nightly: bool = False
-
-
-@dg.op(pool=SQLITE_POOL)
-def consolidate_sessions(
-    context: dg.OpExecutionContext, config: SessionConfig, stores: StoresResource
-) -> dg.Output[int]:
-    """Sessions that ended are consolidated; sessions_consolidations records it."""
-    report = run(stores, lambda opened: sessions.consolidate_ended(opened, nightly=config.nightly))
-    if report.waiting and report.consolidation is None:
-        context.log.warning(f"{report.waiting} ended sessions wait: this build has no consolidation layer")
-    return output(report.consolidated, report)
-
-
-@dg.job(description="Consolidate sessions that ended (a newer session started, or the nightly run).")
-def session_consolidation() -> None:
-    consolidate_sessions()
-
-
 class ForgetConfig(dg.Config):
     """What to forget: kind 'event' | 'fact' | 'sender' | 'entity', and its id, handle or name."""
 
@@ -162,17 +140,10 @@ schedules = [
         name="nightly_enrichment_schedule", job=nightly_enrichment, cron_schedule="0 2 * * *", default_status=RUNNING
     ),
     dg.ScheduleDefinition(
-        name="session_consolidation_schedule",
-        job=session_consolidation,
-        cron_schedule="0 3 * * *",
-        run_config={"ops": {"consolidate_sessions": {"config": {"nightly": True}}}},
-        default_status=RUNNING,
-    ),
-    dg.ScheduleDefinition(
         name="nightly_decay_schedule", job=nightly_decay, cron_schedule="0 4 * * *", default_status=RUNNING
     ),
     dg.ScheduleDefinition(
         name="weekly_reflection_schedule", job=weekly_reflection, cron_schedule="0 3 * * 0", default_status=RUNNING
     ),
 ]
-jobs = [nightly_enrichment, session_consolidation, nightly_decay, weekly_reflection, forget_job]
+jobs = [nightly_enrichment, nightly_decay, weekly_reflection, forget_job]

@@ -23,6 +23,7 @@ from nexus_memory.layers import pending_events, pending_partitions
 from nexus_memory.partitions import Calendar, platform_batches, split_partition_key
 from nexus_memory.stores import Stores
 from nexus_memory.writer.run import FailedEpisode, failed_episodes
+from nexus_memory_assets.consolidation import ConsolidationOutcome, run_consolidation
 from nexus_memory_assets.definitions import build_definitions
 from nexus_memory_assets.partitions import encode_platform, pipeline_run_tags, platform_partitions
 from nexus_memory_assets.runs import WORKER_TAG, fail_orphaned_runs, worker_tag
@@ -58,11 +59,13 @@ class PipelineOutcome:
     orphaned_runs: list[str] = field(default_factory=list)
     unprocessed_events: dict[str, int] = field(default_factory=dict)  # platform -> events with work left
     failed_episodes: list[FailedEpisode] = field(default_factory=list)
+    consolidation: ConsolidationOutcome | None = None
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        return all(r.success for r in self.runs) and not self.unprocessed_events and not self.failed_episodes
+        layers_ok = all(r.success for r in self.runs) and not self.unprocessed_events and not self.failed_episodes
+        return layers_ok and (self.consolidation is None or self.consolidation.ok)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +73,7 @@ class PipelineOutcome:
             "orphaned_runs_marked_failed": self.orphaned_runs,
             "unprocessed_events": self.unprocessed_events,
             "failed_episodes": [vars(f) for f in self.failed_episodes],
+            "consolidation": vars(self.consolidation) if self.consolidation else None,
             "seconds": self.seconds,
         }
 
@@ -130,7 +134,8 @@ def run_pipeline(
     with Stores(settings) as stores:
         ranges = platform_batches(_selected(stores, platforms, only_failed), dates)
     _register_platforms(instance, {encode_platform(platform) for platform, _, _ in ranges})
-    job = build_definitions(settings).resolve_job_def("rerun_failed_episodes" if only_failed else "memory_pipeline")
+    definitions = build_definitions(settings)
+    job = definitions.resolve_job_def("rerun_failed_episodes" if only_failed else "memory_pipeline")
     run_config = {"loggers": {"terse": {"config": {"log_level": "INFO" if progress else "CRITICAL"}}}}
     started = time.perf_counter()
     for i, (platform, first, last) in enumerate(ranges, 1):
@@ -148,6 +153,8 @@ def run_pipeline(
         run.seconds = round(time.perf_counter() - run_started, 2)
         _run_summary(run, result)
         outcome.runs.append(run)
+    # Layers 3 and 4 (observations, mental models) once every layer below them is done.
+    outcome.consolidation = run_consolidation(definitions, instance, run_config, progress)
     outcome.seconds = round(time.perf_counter() - started, 2)
     with Stores(settings) as stores:
         left = pending_events(stores)

@@ -1,17 +1,17 @@
-"""A new session id in the ledger ends the sessions before it: consolidate them promptly."""
+"""A new session id in the ledger ends the sessions before it: consolidate them promptly (the one session trigger)."""
 
 import dagster as dg
 
 from nexus_memory.lifecycle import sessions
-from nexus_memory_assets.lifecycle import session_consolidation
+from nexus_memory_assets.consolidation import consolidation_job
 from resources import StoresResource
 
 
 @dg.sensor(
-    job=session_consolidation,
+    job=consolidation_job,
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Requests a session consolidation run when events of a session not seen before arrive.",
+    description="Requests a consolidation run when events of a session not seen before arrive.",
 )
 def new_session_sensor(context: dg.SensorEvaluationContext, stores: StoresResource) -> dg.SensorResult | dg.SkipReason:
     since = int(context.cursor or 0)

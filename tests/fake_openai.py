@@ -4,7 +4,8 @@ Each POST /v1/chat/completions takes the next entry of the script:
 - `tool_calls(("insert_fact", {...}), ...)`: an assistant message with native tool calls
   (arguments may be a dict, or a raw string to test bad JSON);
 - `content("...")`: an assistant message with plain text (garbage, or a tool call written as JSON);
-- `http_error(500)`: an error status;
+- `http_error(500)`: an error status (with optional headers, e.g. Retry-After);
+- `document({...})`: an assistant message whose content is a JSON document (structured mode);
 - `sleep(seconds)`: wait before answering (longer than the client's timeout to test timeouts);
 - a callable `f(request_body) -> entry`, to answer from what the writer sent (e.g. use ids that
   earlier tool results returned; see `tool_results`).
@@ -31,6 +32,7 @@ class Reply:
     status: int = 200
     body: dict[str, Any] = field(default_factory=dict)
     delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 Entry = Reply | Callable[[dict[str, Any]], Reply]
@@ -72,14 +74,22 @@ def content(text: str, usage: tuple[int, int] = (100, 20), *, refusal: str | Non
     return Reply(body=_completion(message, "stop", usage))
 
 
-def http_error(status: int = 500, message: str = "scripted server error") -> Reply:
-    return Reply(status=status, body={"error": {"message": message, "type": "server_error", "code": status}})
+def http_error(
+    status: int = 500, message: str = "scripted server error", headers: dict[str, str] | None = None
+) -> Reply:
+    body = {"error": {"message": message, "type": "server_error", "code": status}}
+    return Reply(status=status, body=body, headers=dict(headers or {}))
+
+
+def document(doc: dict[str, Any] | str, usage: tuple[int, int] = (300, 60)) -> Reply:
+    """A structured-mode answer: the document as the message content (a str is sent verbatim)."""
+    return content(doc if isinstance(doc, str) else json.dumps(doc), usage)
 
 
 def sleep(seconds: float, then: Reply | None = None) -> Reply:
     """Answer `then` (by default a finish) only after `seconds`."""
     reply = then or tool_calls(("finish", {"summary": "late"}))
-    return Reply(status=reply.status, body=reply.body, delay_s=seconds)
+    return Reply(status=reply.status, body=reply.body, delay_s=seconds, headers=reply.headers)
 
 
 def tool_results(request: dict[str, Any]) -> list[Any]:
@@ -174,6 +184,8 @@ class FakeOpenAI:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):

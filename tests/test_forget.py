@@ -22,6 +22,7 @@ from test_recall import FakeEmbedder
 
 from nexus_memory import db
 from nexus_memory.events import RawRecord, ingest
+from nexus_memory.lifecycle import reconsolidate
 from nexus_memory.lifecycle.forget import ForgetError, Target, forget, preview
 from nexus_memory.lifecycle.forget import run as forget_run
 from nexus_memory.recall import recall
@@ -45,8 +46,12 @@ def world(stores: Stores) -> Stores:
             message(6, "spy@example.com", VAULT, sender_name="Spy"),
             message(7, "spy@example.com", "Tell nobody that wqpxtrk opens the vault.", sender_name="Spy"),
             message(8, "ben@example.com", "The weather in Lisbon is lovely.", sender_name="Ben"),
+            message(9, "spy@example.com", "The vault code wqpxtrk opens the vault.", sender_name="Spy"),
         ],
     )
+    # The real consolidation first: observations, emergent mental models and their dossiers hold the text.
+    consolidated = reconsolidate.run_consolidation(stores)
+    assert consolidated["observations"] >= 1 and consolidated["models_created"], consolidated
     # Copies of the secrets in every other place the text can reach: a record rejected earlier (bad time),
     # an observation and a mental model with their dossier.
     for n, content in enumerate((KEY, VAULT, "Zorblax again"), 20):
@@ -82,8 +87,8 @@ def test_forget_leaves_no_trace_in_any_file(world: Stores, kind: str) -> None:
     assert files_holding(data_dir, marker) == []
     assert result.removed["events"]["events"] >= 1 and result.removed["memory"]["facts"] >= 1
     assert result.removed["events"]["event_rejects"] >= 1
-    assert result.removed["memory"]["observations"] == 1 and result.removed["memory"]["mental_models"] == 1
-    assert result.scrub["dossiers_removed"] == 1
+    assert result.removed["memory"]["observations"] >= 1 and result.removed["memory"]["mental_models"] >= 1
+    assert result.scrub["dossiers_removed"] >= 1
     assert (
         result.scrub["index_files_rewritten"] == ["fact", "entity"] or "fact" in result.scrub["index_files_rewritten"]
     )
@@ -108,12 +113,12 @@ def test_forgetting_a_fact_takes_its_message_and_keeps_the_rest(world: Stores) -
     assert plan["would_remove"] == {"events": 1, "facts": 1, "entities": 0}
     forget(world, Target("fact", fact_id))
     assert world.conn.execute("SELECT count(*) FROM events WHERE id = 'chat:m2'").fetchone()[0] == 0
-    assert world.conn.execute("SELECT count(*) FROM events").fetchone()[0] == 7
+    assert world.conn.execute("SELECT count(*) FROM events").fetchone()[0] == 8
     # The episode is a new version without the event, and its writer outcome carried over.
     (episode,) = world.conn.execute(
         "SELECT e.id, e.event_count, p.status FROM episodes e JOIN episode_processing p ON p.episode_id = e.id"
     ).fetchall()
-    assert episode[1] == 7 and episode[2] == "ok"
+    assert episode[1] == 8 and episode[2] == "ok"
     assert "chat:m2" not in [r[0] for r in world.conn.execute("SELECT event_id FROM episode_events")]
 
 

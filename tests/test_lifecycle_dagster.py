@@ -46,11 +46,11 @@ def test_schedules_jobs_and_sensor_are_in_the_code_location() -> None:
     crons = {s.name: s.cron_schedule for s in defs.get_repository_def().schedule_defs}
     assert {
         "nightly_enrichment_schedule": "0 2 * * *",
-        "session_consolidation_schedule": "0 3 * * *",
+        "nightly_consolidation": "0 3 * * *",
         "nightly_decay_schedule": "0 4 * * *",
         "weekly_reflection_schedule": "0 3 * * 0",
     }.items() <= crons.items()
-    for name in ("nightly_enrichment", "nightly_decay", "weekly_reflection", "session_consolidation", "forget_job"):
+    for name in ("nightly_enrichment", "nightly_decay", "weekly_reflection", "consolidation", "forget_job"):
         assert defs.resolve_job_def(name) is not None
     assert "new_session_sensor" in {s.name for s in defs.get_repository_def().sensor_defs}
 
@@ -78,12 +78,17 @@ def test_reflection_job_writes_the_weekly_insight(built: Settings) -> None:
     assert "6 days" in output_metadata(again, "write_reflection")["reason"]
 
 
-def test_session_job_ends_sessions_at_night(built: Settings) -> None:
-    result = run(
-        lifecycle.session_consolidation, built, {"ops": {"consolidate_sessions": {"config": {"nightly": True}}}}
+def test_nightly_consolidation_ends_sessions_and_consolidates_them(built: Settings) -> None:
+    from nexus_memory_assets.consolidation import ConsolidatorResource
+
+    result = defs.resolve_job_def("consolidation").execute_in_process(
+        run_config={"ops": {"observations": {"config": {"nightly": True}}}},
+        resources={"stores": StoresResource(data_dir=str(built.data_dir)), "consolidator": ConsolidatorResource()},
+        instance=dg.DagsterInstance.ephemeral(),
     )
-    meta = output_metadata(result, "consolidate_sessions")
-    assert result.success and meta["registered"] == 2 and meta["ended"] == 2
+    [event] = result.get_asset_materialization_events()
+    meta = {k: v.value for k, v in event.materialization.metadata.items()}
+    assert result.success and meta["sessions_ended"] == 2 and meta["sessions_consolidated"] == 2
 
 
 def test_forget_job_leaves_no_trace_and_reports_rows_per_store(built: Settings) -> None:

@@ -70,6 +70,9 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def make_writer(fake: FakeOpenAI, **kwargs: Any) -> LLMWriter:
+    """A writer on the fake server; the tool loop unless a test asks for another mode."""
+    kwargs.setdefault("mode", "tools")
+    kwargs.setdefault("backoff_s", 0.01)
     return LLMWriter(fake.base_url, "fake-model", timeout_s=kwargs.pop("timeout_s", 5), **kwargs)
 
 
@@ -355,4 +358,7 @@ def test_from_settings(settings: Settings) -> None:
     writer = LLMWriter.from_settings(
         replace(settings, llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_timeout_s=7)
     )
-    assert (writer.name, writer.timeout_s, writer.client.max_retries) == ("llm:m", 7, 0)
+    assert (writer.name, writer.timeout_s, writer.client.openai.max_retries, writer.mode) == ("llm:m", 7, 0, "auto")
+    assert writer.tool_loop.budget.total_tokens == settings.llm_budget_writer
+    with pytest.raises(ValueError, match="NEXUS_LLM_MODE"):
+        LLMWriter.from_settings(replace(settings, llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_mode="x"))

@@ -83,7 +83,14 @@ def _fingerprint(settings: Settings) -> dict[str, Any]:
             for r in q("SELECT target_id, embedding FROM embeddings WHERE target_type = 'fact'")
         }
         return {
-            "episodes": sorted(tuple(r) for r in q("SELECT id, partition_key, event_count, parent_id FROM episodes")),
+            # The partitioned layers' episodes; knowledge episodes (observations) are versioned by each
+            # consolidation, so a pipeline run more often leaves more of their versions.
+            "episodes": sorted(
+                tuple(r)
+                for r in q(
+                    "SELECT id, partition_key, event_count, parent_id FROM episodes WHERE partition_key IS NOT NULL"
+                )
+            ),
             "outcomes": sorted(tuple(r) for r in q("SELECT episode_id, status, facts_written FROM episode_processing")),
             "processed": sorted(r[0] for r in q("SELECT event_id FROM memory_processing_log")),
             "facts": sorted(facts.values()),

@@ -1,14 +1,17 @@
-"""The ONNX query encoder: same vectors as torch, cached export, and a torch fallback on any failure."""
+"""The ONNX query encoder: same vectors as torch, checked once when exported, and no torch after that."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from nexus_memory import query_encoder
-from nexus_memory.embeddings import Embedder, get_embedder
+from nexus_memory import embeddings, query_encoder
+from nexus_memory.embeddings import DEFAULT_MODEL, Embedder, get_embedder, model_location
 
 QUERIES = [
     "Which company does Alice work for?",
@@ -23,10 +26,16 @@ def model():
     return get_embedder().model
 
 
-def test_onnx_matches_torch_and_is_cached(model, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NEXUS_MODEL_CACHE", str(tmp_path))
-    torch_side = Embedder("all-MiniLM-L6-v2", model, query_backend="torch")
-    onnx_side = Embedder("all-MiniLM-L6-v2", model, query_backend="onnx")
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test exports into its own cache: a broken export made on purpose must not reach others."""
+    monkeypatch.setenv("NEXUS_MODEL_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_onnx_matches_torch_and_is_checked_once(model, own_cache: Path) -> None:
+    torch_side = Embedder(DEFAULT_MODEL, model, query_backend="torch")
+    onnx_side = Embedder(DEFAULT_MODEL, model, query_backend="onnx")
     for text in QUERIES:
         expected = torch_side.encode_query(text)
         got = onnx_side.encode_query(text)
@@ -39,36 +48,93 @@ def test_onnx_matches_torch_and_is_cached(model, tmp_path: Path, monkeypatch: py
     for row, text in zip(together, QUERIES, strict=True):
         assert float(row @ torch_side.encode_query(text)) > 0.9999, text[:40]
     assert onnx_side.encode_queries([]).shape == (0, 384)
-    exported = list((tmp_path / "onnx").glob("*.onnx"))
-    assert len(exported) == 1 and not list((tmp_path / "onnx").glob("*.part"))
-    # A second embedder reuses the cached file rather than exporting again.
-    stamp = exported[0].stat().st_mtime_ns
-    Embedder("all-MiniLM-L6-v2", model, query_backend="onnx").encode_query("again")
-    assert exported[0].stat().st_mtime_ns == stamp
+
+    [folder] = list((own_cache / "onnx").iterdir())  # one export, no leftover temporary folder
+    assert folder == query_encoder.export_dir(DEFAULT_MODEL, model_location(DEFAULT_MODEL))
+    check = json.loads((folder / "check.json").read_text())
+    assert check["ok"] and check["model"] == DEFAULT_MODEL and check["parity_min_cosine"] >= 0.9999
+    assert check["onnx_bytes"] == (folder / "model.onnx").stat().st_size and len(check["onnx_sha256"]) == 64
+    # Later embedders trust the record: no new export and no parity run against torch.
+    stamp = (folder / "model.onnx").stat().st_mtime_ns
+    fresh = Embedder(DEFAULT_MODEL, model, query_backend="onnx")
+    fresh._torch_query = None  # type: ignore[assignment,method-assign]  (a parity run would call it)
+    fresh.encode_query("again")
+    assert (folder / "model.onnx").stat().st_mtime_ns == stamp
+
+
+def test_query_path_never_imports_torch_once_exported(model, own_cache: Path) -> None:
+    Embedder(DEFAULT_MODEL, model, query_backend="onnx").encode_query("make the export")
+    expected = Embedder(DEFAULT_MODEL, model, query_backend="torch").encode_query("Who is Tyler's employer?")
+    script = (
+        "import json, sys\n"
+        "from nexus_memory.embeddings import get_embedder\n"
+        'vector = get_embedder().encode_query("Who is Tyler\'s employer?")\n'
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
+        "print(json.dumps({'heavy': heavy, 'vector': vector.tolist()}))\n"
+    )
+    env = {"NEXUS_MODEL_CACHE": str(own_cache), "NEXUS_QUERY_BACKEND": "onnx", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    assert result["heavy"] == []
+    assert float(np.array(result["vector"], dtype=np.float32) @ expected) > 0.9999
 
 
 def test_failure_falls_back_to_torch(model, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     def broken(*_args: object) -> None:
         raise ImportError("No module named 'onnxruntime'")
 
-    monkeypatch.setattr(query_encoder, "_build", broken)
-    embedder = Embedder("all-MiniLM-L6-v2", model, query_backend="onnx")
+    monkeypatch.setattr(query_encoder, "_export", broken)
+    embedder = Embedder(DEFAULT_MODEL, model, query_backend="onnx")
     vector = embedder.encode_query("where does Alice work?")
     assert embedder.query_backend == "torch" and embedder._query_encoder is None
     assert float(vector @ embedder.encode(["where does Alice work?"])[0]) > 0.9999
     assert "stays on torch" in caplog.text and "onnxruntime" in caplog.text
 
 
-def test_parity_miss_is_refused(model, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An export that does not reproduce the torch vectors is never used."""
-    real_build = query_encoder._build
+def test_parity_miss_is_recorded_and_refused(model, monkeypatch: pytest.MonkeyPatch, own_cache: Path) -> None:
+    """An export that does not reproduce the torch vectors is never used, and not made again."""
+    real_open = query_encoder._open
 
     def skewed(*args: object) -> query_encoder.OnnxQueryEncoder:
-        encoder = real_build(*args)
+        encoder = real_open(*args)  # type: ignore[arg-type]
         encoder.pooling = "cls"  # a different pooling: plausible vectors, wrong ones
         return encoder
 
-    monkeypatch.setattr(query_encoder, "_build", skewed)
-    embedder = Embedder("all-MiniLM-L6-v2", model, query_backend="onnx")
+    monkeypatch.setattr(query_encoder, "_open", skewed)
+    embedder = Embedder(DEFAULT_MODEL, model, query_backend="onnx")
     embedder.encode_query("anything")
     assert embedder.query_backend == "torch"
+    [folder] = list((own_cache / "onnx").iterdir())
+    check = json.loads((folder / "check.json").read_text())
+    assert check["ok"] is False and check["parity_min_cosine"] < 0.9999
+    assert query_encoder.checked_encoder(DEFAULT_MODEL, model_location(DEFAULT_MODEL)) is None
+
+    def no_export(*_args: object) -> None:
+        raise AssertionError("exported again")
+
+    monkeypatch.setattr(query_encoder, "_export", no_export)
+    again = Embedder(DEFAULT_MODEL, model, query_backend="onnx")
+    again.encode_query("anything")
+    assert again.query_backend == "torch"
+
+
+def test_changed_export_is_not_trusted(model, own_cache: Path) -> None:
+    Embedder(DEFAULT_MODEL, model, query_backend="onnx").encode_query("make the export")
+    folder = query_encoder.export_dir(DEFAULT_MODEL, model_location(DEFAULT_MODEL))
+    assert query_encoder.checked_encoder(DEFAULT_MODEL, model_location(DEFAULT_MODEL)) is not None
+    with (folder / "model.onnx").open("ab") as f:
+        f.write(b"\0")
+    assert query_encoder.checked_encoder(DEFAULT_MODEL, model_location(DEFAULT_MODEL)) is None
+
+
+def test_get_embedder_loads_nothing_when_an_export_is_checked(model, monkeypatch: pytest.MonkeyPatch) -> None:
+    Embedder(DEFAULT_MODEL, model, query_backend="onnx").encode_query("make the export")
+    monkeypatch.setattr(embeddings, "_EMBEDDERS", {})
+    loads: list[str] = []
+    monkeypatch.setattr(embeddings, "_load_model", lambda name: loads.append(name) or model)
+    embedder = get_embedder()
+    assert embedder.dimension == 384 and embedder._model is None
+    embedder.encode_query("still no model")
+    assert loads == []
+    embedder.encode(["documents need the model"])
+    assert loads == [DEFAULT_MODEL]

@@ -15,8 +15,8 @@ from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Section, ratio
 from nexus_memory.analytics.source import StoreReader
 from nexus_memory.config import Settings
+from nexus_memory.recall.filters import OBSERVATION_TYPE
 
-OBSERVATION_TYPE = "observation_v1"
 TOP_ENTITIES = 20
 
 _FACT_STATE_SQL = """

@@ -1,2 +1,3 @@
 """Benchmarks behind `nexus-memory bench`: extract (the offline writer against LoCoMo's annotations),
-locomo (retrieval recall@k on LoCoMo) and recall (latency and index quality at scale)."""
+locomo (retrieval recall@k on LoCoMo), recall (latency and index quality at scale) and coldstart
+(a cold `nexus-memory recall` / `context` process, ONNX query path against torch)."""

@@ -265,6 +265,35 @@ def token_f1(gold: Counter[str], predicted: Counter[str]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def observation_scores(
+    data: list[dict[str, Any]], facts_by_turn: dict[str, list[str]], turns: set[str] | None = None
+) -> dict[str, Any]:
+    """Coverage and overlap (see the module docstring) of facts by event id against `observation`.
+
+    With `turns` (event ids), only annotated pairs citing one of those turns count: a subset's score.
+    """
+    pairs = covered = 0
+    f1_total = 0.0
+    for sample in data:
+        sample_id = str(sample["sample_id"])
+        for session in (sample.get("observation") or {}).values():
+            for annotated in session.values():
+                for text, dia in annotated:
+                    ids = [f"{sample_id}:{i}" for i in normalise_dia_ids(dia)]
+                    if turns is not None and not any(i in turns for i in ids):
+                        continue
+                    extracted = [f for i in ids for f in facts_by_turn.get(i, [])]
+                    pairs += 1
+                    covered += bool(extracted)
+                    gold = tokens(text)
+                    f1_total += max((token_f1(gold, tokens(f)) for f in extracted), default=0.0)
+    return {
+        "observation_pairs": pairs,
+        "observation_coverage": round(covered / pairs, 4) if pairs else 0.0,
+        "observation_overlap": round(f1_total / pairs, 4) if pairs else 0.0,
+    }
+
+
 def run(path: Path) -> dict[str, Any]:
     """Run the extractor over every session in the LoCoMo file and score it against `observation`."""
     data = json.loads(Path(path).read_text())
@@ -289,28 +318,14 @@ def run(path: Path) -> dict[str, Any]:
                 kinds[fact.kind] += 1
             history.extend(events)
 
-    pairs = covered = 0
-    f1_total = 0.0
-    for sample in data:
-        sample_id = str(sample["sample_id"])
-        for session in (sample.get("observation") or {}).values():
-            for annotated in session.values():
-                for text, dia in annotated:
-                    ids = normalise_dia_ids(dia)
-                    extracted = [f for i in ids for f in facts_by_turn.get(f"{sample_id}:{i}", [])]
-                    pairs += 1
-                    covered += bool(extracted)
-                    gold = tokens(text)
-                    f1_total += max((token_f1(gold, tokens(f)) for f in extracted), default=0.0)
+    scores = observation_scores(data, facts_by_turn)
     return {
         "turns": turns,
         "facts": facts,
         "skipped": skipped,
         "facts_per_turn": round(facts / turns, 3) if turns else 0.0,
         "events_per_s": round(turns / elapsed, 1) if elapsed else 0.0,
-        "observation_pairs": pairs,
-        "observation_coverage": round(covered / pairs, 4) if pairs else 0.0,
-        "observation_overlap": round(f1_total / pairs, 4) if pairs else 0.0,
+        **scores,
         "causal_pairs": causal,
         "contacts": contacts,
         "kinds": dict(sorted(kinds.items())),

@@ -1,9 +1,20 @@
-"""LoCoMo retrieval benchmark: recall@k through provenance back to dialogue ids, with a BM25 baseline.
+"""LoCoMo retrieval benchmark: recall@k through provenance back to dialogue ids, with a BM25 baseline,
+and how well memory injection (`get_context`) tells evidence from noise.
 
 For each conversation, in a fresh set of stores: ingest every turn (LoCoMo importer), group episodes,
 run the offline writer, embed, then recall each question within its conversation and map the
 returned facts to their source turns' `dia_id`s. recall@k = |evidence ∩ top-k turns| / |evidence|.
 The baseline is SQLite FTS5 BM25 over the raw turns, with the same stopword-free query terms.
+
+Injection, per conversation (`noise` in the output):
+- own_hit_rate: the share of its questions (categories 1-4) whose `get_context` block holds at least
+  one evidence turn (block facts mapped to dia_ids through provenance, as for recall@k);
+- silent_on_foreign: the share of its questions for which `get_context` injects nothing from a store
+  that holds only the *other* conversations (built like the others, through the whole pipeline);
+  `silent_on_foreign_other_prompts` is the same without the questions that name a speaker another
+  conversation also has (LoCoMo dev has two Johns: a memory that knows a John answers about him).
+Those stores hold the same facts again, so vectors are computed once per text (`_VectorMemo`).
+
 No LLM is used anywhere. Nothing here knows about LoCoMo beyond the importer and the scoring.
 """
 
@@ -16,13 +27,18 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nexus_memory import db
 from nexus_memory.config import load_settings
-from nexus_memory.embeddings import get_embedder
+from nexus_memory.context import get_context
+from nexus_memory.context_pack import build_context
+from nexus_memory.embeddings import Embedder, get_embedder
 from nexus_memory.events import ingest
 from nexus_memory.importers import read_records
 from nexus_memory.layers import run_layers
@@ -52,14 +68,52 @@ def recall_at(ranked: list[str], evidence: list[str], k: int) -> float:
     return len(gold & set(ranked[:k])) / len(gold) if gold else 0.0
 
 
-def _pipeline(stores: Stores) -> dict[str, float]:
+class _VectorMemo:
+    """An embedder that computes each text's vector once (the foreign stores repeat every fact).
+
+    Same model, same text, same vector: only the time is saved. Queries go to the model each time.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.model_name = embedder.model_name
+        self.dimension = embedder.dimension
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if missing:
+            self.vectors.update(zip(missing, self.embedder.encode(missing, batch_size=batch_size), strict=True))
+        if not texts:
+            return np.empty((0, self.dimension), np.float32)
+        return np.stack([self.vectors[t] for t in texts])
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embedder.encode_queries(texts)
+
+
+def _pipeline(stores: Stores, embedder: Embedder | _VectorMemo) -> dict[str, float]:
     """Every layer for every platform's whole history: the function the Dagster assets call."""
-    writer, embedder = OfflineWriter(), get_embedder()
+    writer = OfflineWriter()
     seconds: dict[str, float] = defaultdict(float)
     for platform in [r[0] for r in stores.conn.execute("SELECT DISTINCT platform FROM events ORDER BY platform")]:
-        for report in run_layers(stores, platform, ledger_days(stores, platform), writer=writer, embedder=embedder):
+        days = ledger_days(stores, platform)
+        for report in run_layers(stores, platform, days, writer=writer, embedder=embedder):  # type: ignore[arg-type]
             seconds[report.layer] += report.seconds
     return {"extract_s": seconds["episodes"] + seconds["facts"], "embed_s": seconds["embeddings"]}
+
+
+@contextmanager
+def _built_store(
+    conversations: list[dict[str, Any]], data_dir: Path, embedder: Embedder | _VectorMemo
+) -> Iterator[tuple[Stores, dict[str, float]]]:
+    """Fresh stores in `data_dir` holding these conversations, through the whole pipeline; and its timings."""
+    data_dir.mkdir(parents=True)
+    source = data_dir / "conversations.json"
+    source.write_text(json.dumps(conversations))
+    with Stores(load_settings(data_dir=data_dir)) as stores:
+        ingest(stores, read_records(source, "locomo"))
+        yield stores, _pipeline(stores, embedder)
 
 
 def _fact_turns(stores: Stores, fact_ids: list[str]) -> list[str]:
@@ -94,15 +148,15 @@ def _bm25(conn: db.Connection, question: str, k: int) -> list[str]:
     return [r[0] for r in rows]
 
 
-def run_conversation(conversation: dict[str, Any], work_dir: Path, budget: str = "mid") -> list[dict[str, Any]]:
-    """Score every question of one conversation; returns one row per question."""
-    source = work_dir / f"{conversation['sample_id']}.json"
-    source.write_text(json.dumps([conversation]))
-    settings = load_settings(data_dir=work_dir / conversation["sample_id"])
+def run_conversation(
+    conversation: dict[str, Any], work_dir: Path, budget: str = "mid", embedder: Embedder | _VectorMemo | None = None
+) -> list[dict[str, Any]]:
+    """Score every question of one conversation; returns one row per question, then one about the store."""
     rows: list[dict[str, Any]] = []
-    with Stores(settings) as stores:
-        ingest(stores, read_records(source, "locomo"))
-        timings = _pipeline(stores)
+    with _built_store([conversation], work_dir / conversation["sample_id"], embedder or get_embedder()) as (
+        stores,
+        timings,
+    ):
         turns = [
             (json.loads(r[0])["dia_id"], r[1]) for r in stores.conn.execute("SELECT metadata, content FROM events")
         ]
@@ -125,16 +179,94 @@ def run_conversation(conversation: dict[str, Any], work_dir: Path, budget: str =
             latency = (time.perf_counter() - q_started) * 1000
             ranked = _fact_turns(stores, [r.id for r in response.results if r.type == "fact"])
             baseline = _bm25(bm25, qa["question"], max(KS))
+            items = build_context(stores, qa["question"], max_facts=5, reference_time=latest)
+            injected = _fact_turns(stores, [fid for item in items for fid in (item.shown_fact_ids or [item.result.id])])
             rows.append(
                 {
                     "category": qa["category"],
                     "latency_ms": latency,
                     **{f"r@{k}": recall_at(ranked, evidence, k) for k in KS},
                     **{f"bm25_r@{k}": recall_at(baseline, evidence, k) for k in KS},
+                    "context_hit": bool(set(injected) & set(evidence)),
                 }
             )
-        rows.append({"timings": timings, "facts": stores.counts()["facts"], "turns": len(turns)})
+        rows.append({"timings": timings, "facts": stores.counts()["facts"], "turns": len(turns), "latest": latest})
     return rows
+
+
+def silence_on_foreign(
+    conversation: dict[str, Any],
+    others: list[dict[str, Any]],
+    work_dir: Path,
+    embedder: Embedder | _VectorMemo,
+    reference_time: int | None,
+) -> list[tuple[str, bool]]:
+    """(question, get_context injected nothing) for each question of `conversation`, put to a store
+    that holds only `others`."""
+    data_dir = work_dir / f"without-{conversation['sample_id']}"
+    with _built_store(others, data_dir, embedder) as (stores, _timings):
+        return [
+            (qa["question"], get_context(stores, qa["question"], reference_time=reference_time, strict=True) == "")
+            for qa in conversation["qa"]
+            if isinstance(qa.get("question"), str)
+        ]
+
+
+def shared_speakers(conversations: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per conversation, its speakers' names that a speaker of another conversation also has.
+
+    A store of the other conversations knows someone by that name (as far as any memory can tell, the
+    same person), so a question naming them is not about a stranger there; the figures say how many.
+    """
+
+    def speakers(conversation: dict[str, Any]) -> set[str]:
+        dialogue = conversation.get("conversation") or {}
+        return {n for n in (dialogue.get("speaker_a"), dialogue.get("speaker_b")) if isinstance(n, str)}
+
+    return {
+        c["sample_id"]: sorted(speakers(c) & {n for o in conversations if o is not c for n in speakers(o)})
+        for c in conversations
+    }
+
+
+def noise_figures(
+    own: dict[str, list[dict[str, Any]]],
+    silent: dict[str, list[tuple[str, bool]]],
+    shared: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    """own_hit_rate (categories 1-4) and silent_on_foreign per conversation and over all prompts.
+
+    `silent_on_foreign_other_prompts` leaves out the prompts that name a speaker another conversation
+    shares (`shared_speakers`): those are the collisions, the rest is noise proper.
+    """
+
+    def share(flags: list[bool]) -> float | None:
+        return round(sum(flags) / len(flags), 4) if flags else None
+
+    def names_any(question: str, names: list[str]) -> bool:
+        return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", question) for n in names)
+
+    shared = shared or {}
+    hits = {sid: [r["context_hit"] for r in rows if r.get("category") in (1, 2, 3, 4)] for sid, rows in own.items()}
+    other = {sid: [ok for q, ok in silent.get(sid, []) if not names_any(q, shared.get(sid, []))] for sid in own}
+    per = {
+        sid: {
+            "own_hit_rate": share(hits[sid]),
+            "own_questions": len(hits[sid]),
+            "silent_on_foreign": share([ok for _, ok in silent.get(sid, [])]),
+            "foreign_prompts": len(silent.get(sid, [])),
+            "shared_speaker_names": shared.get(sid, []),
+            "silent_on_foreign_other_prompts": share(other[sid]),
+            "other_prompts": len(other[sid]),
+        }
+        for sid in own
+    }
+    return {
+        "own_hit_rate": share([h for flags in hits.values() for h in flags]),
+        "silent_on_foreign": share([ok for pairs in silent.values() for _, ok in pairs]),
+        "silent_on_foreign_other_prompts": share([ok for flags in other.values() for ok in flags]),
+        "per_conversation": per,
+    }
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -173,20 +305,33 @@ def run(path: Path, *, conversations: int = 0, budget: str = "mid") -> dict[str,
         data = data[:conversations]
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
+    own: dict[str, list[dict[str, Any]]] = {}
+    latest: dict[str, int | None] = {}
     info: list[dict[str, Any]] = []
+    silent: dict[str, list[tuple[str, bool]]] = {}
+    embedder = _VectorMemo(get_embedder())
     with tempfile.TemporaryDirectory(prefix="nexus-locomo-") as tmp:
         for conversation in data:
-            print(f"locomo: {conversation['sample_id']} ...", file=sys.stderr)
-            result = run_conversation(conversation, Path(tmp), budget=budget)
+            sample_id = conversation["sample_id"]
+            print(f"locomo: {sample_id} ...", file=sys.stderr)
+            result = run_conversation(conversation, Path(tmp), budget=budget, embedder=embedder)
+            own[sample_id] = result[:-1]
             rows += result[:-1]
-            info.append({"conversation": conversation["sample_id"], **result[-1]})
+            latest[sample_id] = result[-1].pop("latest")  # its questions are asked after its last turn
+            info.append({"conversation": sample_id, **result[-1]})
+        for conversation in data if len(data) > 1 else []:  # a store of the others needs one other
+            sample_id = conversation["sample_id"]
+            print(f"locomo: {sample_id} against a store of the other conversations ...", file=sys.stderr)
+            others = [c for c in data if c is not conversation]
+            silent[sample_id] = silence_on_foreign(conversation, others, Path(tmp), embedder, latest[sample_id])
     summary = summarise(rows)
     summary.update(
         budget=budget,
+        noise=noise_figures(own, silent, shared_speakers(data)),
         conversations=info,
         seconds=round(time.perf_counter() - started, 1),
         writer="offline",
-        model=get_embedder().model_name,
+        model=embedder.model_name,
     )
     return summary
 

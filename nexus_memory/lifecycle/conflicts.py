@@ -25,9 +25,9 @@ from nexus_memory.config import Settings
 from nexus_memory.identity import normalize
 from nexus_memory.ids import now_ms
 from nexus_memory.lifecycle import reconsolidate, runs, state
-from nexus_memory.lifecycle.llm_json import LLMAnswerError, ask_json
 from nexus_memory.lifecycle.state import hidden_sql
 from nexus_memory.lifecycle.statements import Statement, read_statement
+from nexus_memory.llm_json import JsonCallError, ask_json
 from nexus_memory.stores import Stores
 
 CANDIDATES_PER_ENTITY = 200  # earlier facts about an entity compared offline
@@ -78,7 +78,7 @@ def detect_conflicts(
     now = now_ms() if now is None else now
     conn, settings = stores.conn, stores.settings
     llm = settings.llm_enabled if use_llm is None else use_llm
-    report = ConflictReport(detector=f"llm:{settings.llm_model}" if llm else "offline")
+    report = ConflictReport(detector=f"llm:{settings.llm_model_for('consolidation')}" if llm else "offline")
     limit = LLM_FACTS_PER_RUN if llm and limit is None else limit
     watermark = runs.last_watermark(conn, "conflicts")
     report.watermark = watermark
@@ -95,7 +95,7 @@ def detect_conflicts(
             fact = Fact(row[1], row[2], row[3], row[4])
             try:
                 found = _judge_llm(conn, settings, fact) if llm else find_conflicts(conn, fact)
-            except LLMAnswerError as exc:
+            except JsonCallError as exc:
                 report.failures.append(f"{fact.id}: {exc}")
                 held_back = row[0] - 1 if held_back is None else held_back
                 found = []
@@ -207,14 +207,14 @@ def _judge_llm(conn: db.Connection, settings: Settings, fact: Fact) -> list[Conf
         return []
     lines = [f"NEW ({_day(fact.as_of)}): {fact.text}", "EARLIER:"]
     lines += [f"- {f.id} ({_day(f.as_of)}): {f.text}" for f, _ in shown.values()]
-    answer = ask_json(settings, "conflicts", _SCHEMA, _SYSTEM, "\n".join(lines))
+    answer = ask_json(settings, "conflicts", _SCHEMA, _SYSTEM, "\n".join(lines), operation="consolidation")
     items = answer.get("contradicted")
     if not isinstance(items, list):
-        raise LLMAnswerError("conflicts: 'contradicted' is not a list")
+        raise JsonCallError("conflicts: 'contradicted' is not a list")
     found = []
     for item in items:
         if not isinstance(item, dict) or item.get("fact_id") not in shown:
-            raise LLMAnswerError(f"conflicts: the answer names a fact it was not shown: {str(item)[:120]}")
+            raise JsonCallError(f"conflicts: the answer names a fact it was not shown: {str(item)[:120]}")
         other, entity_id = shown[item["fact_id"]]
         if other.as_of == fact.as_of:
             continue

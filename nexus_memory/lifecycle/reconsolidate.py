@@ -2,24 +2,28 @@
 
 A fact that is corrected, decays away, is contradicted or moves to another entity (unmerge) changes
 what the observations built on it should say. `mark_stale` is the one call every lifecycle path makes;
-the consolidation layer (nexus_memory/consolidation, when installed) rewrites stale observations, and
-`facts_to_reconsolidate` tells it which facts each of them should now rest on.
+`run_consolidation` then has the consolidation layer (nexus_memory/consolidation) write them again without
+the hidden facts and refresh the mental models and dossiers built on them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexus_memory import db
-from nexus_memory.lifecycle.state import hidden_sql
+from nexus_memory.consolidation import ConsolidationReport, consolidate, pick_consolidator
+from nexus_memory.mental_models import after_consolidation, sync_dossiers
+from nexus_memory.mental_models.narrative import configured_narrator
+from nexus_memory.recall.strategies import default_embedder
 
 if TYPE_CHECKING:
     from nexus_memory.stores import Stores
 
-OBSERVATION_TYPE = "observation_v1"
+from nexus_memory.recall.filters import OBSERVATION_TYPE
+
 _CURRENT_RUN = "NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = r.id)"
 _CURRENT_MODEL = "NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)"
 
@@ -46,23 +50,6 @@ def observations_of(conn: db.Connection, fact_ids: Sequence[str]) -> list[str]:
     )
 
 
-def facts_to_reconsolidate(conn: db.Connection, observation_ids: Sequence[str]) -> dict[str, list[str]]:
-    """observation id -> the visible facts it should rest on now (its facts minus hidden or deleted ones)."""
-    out: dict[str, list[str]] = {}
-    for part in db.chunked(list(observation_ids)):
-        rows = conn.execute(
-            f"""SELECT o.analysis_run_id, f.id FROM observation_facts o JOIN facts f ON f.id = o.fact_id
-                WHERE o.analysis_run_id IN ({db.placeholders(part)}) AND NOT {hidden_sql("f")}
-                ORDER BY f.as_of, f.id""",
-            part,
-        ).fetchall()
-        for run_id in part:
-            out[run_id] = []
-        for run_id, fact_id in rows:
-            out[run_id].append(fact_id)
-    return out
-
-
 def mark_stale(conn: db.Connection, fact_ids: Sequence[str], entity_ids: Iterable[str] = ()) -> StaleMarks:
     """Observations resting on these facts, and mental models about their entities (or `entity_ids`), go stale."""
     marks = StaleMarks()
@@ -84,25 +71,31 @@ def mark_stale(conn: db.Connection, fact_ids: Sequence[str], entity_ids: Iterabl
     return marks
 
 
-def run_consolidation(stores: Stores) -> dict[str, Any] | None:
-    """Consolidate pending facts with the consolidation layer; None when this build has none."""
-    try:
-        from nexus_memory.consolidation import consolidate  # type: ignore[import-not-found]
-    except ImportError:  # the observations layer is not part of this build
-        return None
-    report = consolidate(stores)
-    return report.as_dict() if hasattr(report, "as_dict") else {"report": str(report)}
+def run_consolidation(
+    stores: Stores,
+    *,
+    offline: bool = False,
+    limit: int | None = None,
+    on_progress: Callable[[int, ConsolidationReport], None] | None = None,
+) -> dict[str, Any]:
+    """Consolidate what is pending (new and requeued facts, observations resting on hidden facts) with the
+    configured consolidator, then bring mental models and their dossiers up to date."""
+    settings = stores.settings
+    report = consolidate(stores, pick_consolidator(settings, offline=offline), limit=limit, on_progress=on_progress)
+    models = after_consolidation(
+        stores,
+        settings.emergent_models,
+        embedder=default_embedder(stores),
+        narrator=configured_narrator(settings, offline=offline),
+    )
+    return {**report.as_dict(), **models}
 
 
 def dossier_dir(stores: Stores) -> Path:
-    """Where mental models are written out as markdown: the observations layer's setting, else <data>/dossiers."""
-    return Path(getattr(stores.settings, "dossiers", stores.data_dir / "dossiers"))
+    """Where mental models are written out as markdown (NEXUS_DOSSIER_DIR, else <data>/dossiers)."""
+    return stores.settings.dossiers
 
 
-def refresh_dossiers(stores: Stores) -> int | None:
-    """Write every current mental model's dossier again; None when this build has no mental model layer."""
-    try:
-        from nexus_memory.mental_models.dossiers import sync_dossiers  # type: ignore[import-not-found]
-    except ImportError:  # the mental model layer is not part of this build
-        return None
-    return int(sync_dossiers(stores))
+def refresh_dossiers(stores: Stores) -> int:
+    """Write every current mental model's dossier again (stale banners included); returns files written."""
+    return sync_dossiers(stores)

@@ -20,8 +20,8 @@ from typing import Any
 from nexus_memory import db
 from nexus_memory.ids import now_ms, ulid
 from nexus_memory.lifecycle import runs
-from nexus_memory.lifecycle.llm_json import LLMAnswerError, ask_json
 from nexus_memory.lifecycle.state import hidden_sql
+from nexus_memory.llm_json import JsonCallError, ask_json
 from nexus_memory.stores import Stores
 
 DAY_MS = 86_400_000
@@ -71,8 +71,8 @@ def reflect(stores: Stores, *, now: int | None = None, use_llm: bool | None = No
         if llm:
             try:
                 text = _prose(stores, digest, text)
-                report.writer = f"llm:{settings.llm_model}"
-            except LLMAnswerError as exc:
+                report.writer = f"llm:{settings.llm_model_for('reflection')}"
+            except JsonCallError as exc:
                 report.failures.append(str(exc))
         report.status = "written"
         report.mental_model_id = _save(conn, text, digest, previous[0] if previous else None, now)
@@ -178,10 +178,10 @@ MAX_PROSE_CHARS = 2_000
 
 
 def _prose(stores: Stores, digest: dict[str, Any], offline_text: str) -> str:
-    answer = ask_json(stores.settings, "reflection", _SCHEMA, _SYSTEM, offline_text)
+    answer = ask_json(stores.settings, "reflection", _SCHEMA, _SYSTEM, offline_text, operation="reflection")
     insight = answer.get("insight")
     if not isinstance(insight, str) or not insight.strip():
-        raise LLMAnswerError("reflection: the answer has no insight text")
+        raise JsonCallError("reflection: the answer has no insight text")
     return " ".join(insight.split())[:MAX_PROSE_CHARS]
 
 

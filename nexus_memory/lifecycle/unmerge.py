@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from nexus_memory import db
+from nexus_memory import db, identity
 from nexus_memory.ids import now_ms
 from nexus_memory.lifecycle import reconsolidate
+from nexus_memory.writer import notes as writer_notes
 
 
 class UnmergeError(ValueError):
@@ -72,6 +73,8 @@ def unmerge(conn: db.Connection, candidate_id: str) -> dict[str, Any]:
         conn.execute(
             "UPDATE merge_candidates SET status = 'rejected', resolved_at = ? WHERE id = ?", (now, candidate_id)
         )
+        winner, loser = identity.get_entity(conn, winner_id), identity.get_entity(conn, loser_id)
+        writer_notes.record_review(conn, winner, loser, "rejected", "a person undid the merge")
         stale = reconsolidate.mark_stale(conn, facts, entity_ids=[winner_id, loser_id])
     return {
         "candidate_id": candidate_id,

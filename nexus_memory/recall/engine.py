@@ -109,6 +109,7 @@ def recall(
     embedder: Embedder | None = None,
     parse_dates: bool = True,
     touch: bool = True,
+    tags: Sequence[str] | None = None,
 ) -> RecallResponse:
     """Hybrid recall: strategies by budget, fused by RRF, diversified by MMR.
 
@@ -118,7 +119,8 @@ def recall(
     or id) filters every strategy to facts linked to it. `embedder` defaults to the configured model
     when the store has a vector index; without one the semantic strategy is skipped (and the low
     budget falls back to keyword search). `max_tokens` keeps results (≈ len(text) / 4 tokens each)
-    in rank order while they fit. `touch` adds 1 to access_count of the returned items.
+    in rank order while they fit. `touch` adds 1 to access_count of the returned items. `tags` scopes
+    mental models (ACL): only untagged ones and those sharing a tag with `tags` come back.
 
     Raises RecallArgumentError (a ValueError) for an argument that cannot be used: a string that is
     not valid Unicode or too long, a time or count that is not an integer in range, an unknown budget.
@@ -143,7 +145,16 @@ def recall(
     raw = _sanitize(query)
     text = raw
     entity_ids = _resolve_entity_filter(stores.conn, entity) if entity is not None else None
-    hard = Filters(time_after, time_before, platform, thread_id, session_id, exclude_session_id, entity_ids)
+    hard = Filters(
+        time_after,
+        time_before,
+        platform,
+        thread_id,
+        session_id,
+        exclude_session_id,
+        entity_ids,
+        tags=None if tags is None else tuple(str(t) for t in tags),
+    )
     window = parse_time_window(raw, reference_time) if parse_dates else None
     if window is not None:
         time_after = _tighter(time_after, window[0], max)

@@ -27,6 +27,7 @@ class Filters:
     session_id: str | None = None
     exclude_session_id: str | None = None
     entity_ids: tuple[str, ...] | None = None  # None: no entity filter; (): unknown entity, no result
+    tags: tuple[str, ...] | None = None  # ACL scope of mental models: None = all; else untagged or sharing one
 
     @property
     def restricts(self) -> bool:
@@ -72,6 +73,9 @@ class Filters:
             "r.output_text != ''",
             # Observations are versioned by parent_id: only the newest version answers.
             "NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = r.id)",
+            # Its text quotes its facts: one resting on a hidden fact waits for its next version.
+            f"NOT EXISTS (SELECT 1 FROM observation_facts o JOIN facts f ON f.id = o.fact_id "
+            f"WHERE o.analysis_run_id = r.id AND {hidden_sql('f')})",
         ]
         args.append(OBSERVATION_TYPE)
         if self.entity_ids is not None:
@@ -87,6 +91,13 @@ class Filters:
             return None
         clauses, args = self._time_place_sql("m.updated_at", None, None)
         clauses.append("NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)")
+        if self.tags is not None:
+            # A tagged model is visible only to a caller holding one of its tags; untagged ones to all.
+            clauses.append(
+                "(m.tags IS NULL OR NOT json_valid(m.tags) OR json_array_length(m.tags) = 0 OR EXISTS ("
+                f"SELECT 1 FROM json_each(m.tags) t WHERE t.value IN ({db.placeholders(self.tags) or 'NULL'})))"
+            )
+            args.extend(self.tags)
         if self.entity_ids is not None:
             marks = db.placeholders(self.entity_ids) or "NULL"
             clauses.append(f"m.entity_id IN ({marks})")

@@ -12,7 +12,16 @@ if TYPE_CHECKING:
 
 
 class WriterFailure(RuntimeError):
-    """The writer could not process an episode; nothing of it is kept and it can be rerun."""
+    """The writer could not process an episode; nothing of it is kept and it can be rerun.
+
+    It carries what the failed work cost and, for the LLM writer, the mode that failed.
+    """
+
+    def __init__(self, message: str, *, prompt_tokens: int = 0, completion_tokens: int = 0, mode: str = "") -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self.mode = mode
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,12 @@ class WriteResult:
     completion_tokens: int = 0
     tool_calls: int = 0
     notes: str = ""
+    # How the LLM writer worked: 'tools' (tool loop) or 'structured' (one JSON document); '' for others.
+    mode: str = ""
+    # Items validation dropped, by '<item>:<reason>' (e.g. 'fact:entity_not_in_episode': 2).
+    dropped: dict[str, int] = field(default_factory=dict)
+    # Why auto mode left the tool loop for this episode; '' when it did not.
+    fallback: str = ""
 
 
 class EpisodeWriter(Protocol):

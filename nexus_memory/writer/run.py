@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,8 @@ class EpisodeOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    mode: str = ""  # the LLM writer's mode for this episode ('tools' | 'structured'); '' for the offline writer
+    dropped: dict[str, int] = field(default_factory=dict)  # items validation dropped, by '<item>:<reason>'
 
 
 @dataclass
@@ -60,6 +63,8 @@ class PartitionReport:
             "prompt_tokens": sum(o.prompt_tokens for o in self.outcomes),
             "completion_tokens": sum(o.completion_tokens for o in self.outcomes),
             "failures": [{"episode_id": o.episode_id, "error": o.error} for o in self.outcomes if o.status == "failed"],
+            "modes": dict(Counter(o.mode for o in self.outcomes if o.mode)),
+            "dropped": dict(sum((Counter(o.dropped) for o in self.outcomes), Counter())),
         }
 
 
@@ -122,6 +127,7 @@ def write_events(
                 )
             outcome.status, outcome.facts = "ok", len(tools.facts_written)
             outcome.prompt_tokens, outcome.completion_tokens = result.prompt_tokens, result.completion_tokens
+            outcome.mode, outcome.dropped = result.mode, dict(result.dropped)
             outcome.seconds = time.perf_counter() - started
             _record(stores, outcome, writer.name)
     except Exception as exc:
@@ -129,6 +135,7 @@ def write_events(
         # Tokens spent on a failed episode are still spent; the LLM writer attaches them to its failure.
         outcome.prompt_tokens = getattr(exc, "prompt_tokens", 0)
         outcome.completion_tokens = getattr(exc, "completion_tokens", 0)
+        outcome.mode = getattr(exc, "mode", "")
         outcome.error = f"{type(exc).__name__}: {exc}"[:2000]
         outcome.seconds = time.perf_counter() - started
         _record(stores, outcome, writer.name)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from itertools import combinations
 from typing import Any
 
 from nexus_memory import identity
@@ -233,14 +232,17 @@ class WriterTools:
     def create_entity(
         self, name: str, type: str, normalized: str | None = None, source: str = "inferred"
     ) -> dict[str, Any]:
-        """Create an entity, or return the live one with the same normalised name and type."""
+        """Create an entity, or return the live one with the same normalised name and type (or any type,
+        when a merge made the name known: a person accepted that it names that entity)."""
         if not isinstance(name, str) or not name.strip():
             raise ToolError("create_entity needs a non-empty 'name'")
         if not isinstance(type, str) or not re.fullmatch(r"[a-z_]{2,40}", type):
             raise ToolError("'type' must be a lower-case word such as person, organization, email, phone")
         if source not in ("inferred", "user", "import"):
             raise ToolError("'source' must be inferred, user or import (delivery entities come from deliveries)")
-        existing = identity.find_entities(self.conn, normalized or name, type=type)
+        existing = identity.find_entities(self.conn, normalized or name, type=type) or identity.known_by_merge(
+            self.conn, normalized or name
+        )
         if existing:
             return {"entity_id": existing[0].id, "status": "existing"}
         entity_id = identity.create_entity(self.conn, name, type, source=source, normalized=normalized)
@@ -265,13 +267,8 @@ class WriterTools:
                     "SELECT entity_id FROM fact_entities WHERE fact_id = ? AND entity_id != ?", (fact_id, entity_id)
                 )
             ]
-            for a, b in (tuple(sorted(pair)) for pair in combinations([entity_id, *others], 2) if entity_id in pair):
-                self.conn.execute(
-                    """INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_seen) VALUES (?, ?, 1, ?)
-                       ON CONFLICT (entity_a, entity_b) DO UPDATE SET count = count + 1,
-                           last_seen = max(last_seen, excluded.last_seen)""",
-                    (a, b, fact["as_of"]),
-                )
+            for other in others:
+                identity.count_cooccurrence(self.conn, entity_id, other, fact["as_of"])
             self.conn.execute(
                 "UPDATE entities SET mention_count = mention_count + 1, last_seen = max(coalesce(last_seen, 0), ?)"
                 " WHERE id = ?",

@@ -1,0 +1,105 @@
+"""The noise gate of memory injection: which recalled facts are evidence for a prompt."""
+
+from __future__ import annotations
+
+import pytest
+
+from nexus_memory import relevance
+from nexus_memory.recall.results import RecallResult
+from nexus_memory.relevance import PromptReading, is_evidence, read_prompt
+from nexus_memory.stores import Stores
+from tests.test_recall import JUNE_2023, add_entity, add_fact
+
+SARAH = "ent_sarah"
+
+
+def _result(similarity: float | None, *, entities: tuple[str, ...] = (), ranks: dict | None = None) -> RecallResult:
+    scores = {} if similarity is None else {"semantic": similarity}
+    ranks = ranks if ranks is not None else ({"semantic": 1} if similarity is not None else {"keyword": 1})
+    return RecallResult(
+        "f1",
+        "fact",
+        "text",
+        0.0,
+        JUNE_2023,
+        [],
+        [{"id": e, "name": e, "type": "person"} for e in entities],
+        ranks,
+        None,
+        None,
+        None,
+        metadata={"scores": scores},
+    )
+
+
+KNOWN = PromptReading(named=frozenset({SARAH}), strangers=(), rare_terms=("pottery",))
+NOTHING = PromptReading(named=frozenset(), strangers=(), rare_terms=())
+STRANGERS = PromptReading(named=frozenset(), strangers=("priya",), rare_terms=("pottery",))
+DAY = (JUNE_2023 - 3_600_000, JUNE_2023 + 3_600_000)
+
+
+@pytest.mark.parametrize(
+    ("result", "reading", "rare", "window", "expected"),
+    [
+        (_result(0.55), NOTHING, False, (None, None), True),  # strong on its own
+        (_result(0.42), NOTHING, False, (None, None), True),  # a clear topic match
+        (_result(0.33), NOTHING, False, (None, None), False),  # a vague one alone is noise
+        (_result(0.33, entities=(SARAH,)), KNOWN, False, (None, None), True),  # ... unless a named entity agrees
+        (_result(0.33), KNOWN, True, (None, None), True),  # ... or a rare shared word
+        (_result(0.33), NOTHING, False, DAY, True),  # ... or the time the prompt asked about
+        (_result(0.25, entities=(SARAH,)), KNOWN, False, DAY, True),  # weak, but two signals agree
+        (_result(0.25, entities=(SARAH,)), KNOWN, False, (None, None), False),  # ... one is not enough
+        (_result(0.15, entities=(SARAH,)), KNOWN, True, DAY, False),  # too far whatever agrees
+        (_result(0.55), STRANGERS, True, (None, None), False),  # about someone unknown: not even a topic
+        (_result(0.62), STRANGERS, False, (None, None), True),  # ... a near-paraphrase still is
+        (_result(None, ranks={"recency": 1}), NOTHING, False, DAY, True),  # "what happened yesterday?"
+        (_result(None), NOTHING, False, (None, None), False),  # keyword-only, vectors elsewhere: not enough
+    ],
+)
+def test_evidence_rule(result: RecallResult, reading: PromptReading, rare: bool, window: tuple, expected: bool) -> None:
+    assert is_evidence(result, reading, rare, window=window) is expected
+
+
+def test_without_vectors_the_lexical_signals_decide() -> None:
+    keyword_only = _result(None, entities=(SARAH,))
+    assert is_evidence(keyword_only, KNOWN, False, vectors=False)
+    assert is_evidence(_result(None), KNOWN, True, vectors=False)
+    assert not is_evidence(_result(None), NOTHING, False, vectors=False)
+    assert not is_evidence(_result(None), STRANGERS, True, vectors=False)
+
+
+def test_read_prompt_against_the_store(stores: Stores) -> None:
+    sarah = add_entity(stores, "Sarah Connor")
+    add_fact(stores, "Sarah Connor took a pottery class in Lisbon", entities=[sarah])
+    for i in range(200):
+        add_fact(stores, f"The user went for a walk number {i}")
+    conn = stores.conn
+
+    reading = read_prompt(conn, "Did Sarah like the pottery class or the walk?")
+    assert reading.named == {sarah} and reading.strangers == ()
+    assert "pottery" in reading.rare_terms and "walk" not in reading.rare_terms  # in every fact: not rare
+
+    reading = read_prompt(conn, "When did Priya meet Mr. Okafor in May?")
+    assert reading.named == frozenset()
+    assert reading.strangers == ("priya", "okafor")  # May is a month, When starts the sentence
+    assert reading.about_strangers
+    # A name the store knows besides them (Lisbon is in a fact): not a prompt about strangers only.
+    reading = read_prompt(conn, "When did Priya visit Lisbon with Mr. Okafor?")
+    assert reading.strangers == ("priya", "okafor") and reading.knows_a_name and not reading.about_strangers
+    # A short form of a known name is no stranger; a common noun entity or a date names nobody.
+    assert read_prompt(conn, "How is Sar doing?").strangers == ()
+    add_entity(stores, "pottery", type="concept")
+    add_entity(stores, "May 2023", type="date")
+    assert read_prompt(conn, "any pottery news from May 2023?").named == frozenset()
+    assert read_prompt(conn, "any Pottery news?").named != frozenset()
+
+    # A capitalised word starting a sentence says nothing; lower-case prompts name nobody.
+    assert read_prompt(conn, "Pottery? Tell me. Quantum physics is hard").strangers == ()
+    assert read_prompt(conn, "what did priya do").strangers == ()
+
+
+def test_strangers_are_bounded_and_odd_text_is_safe(stores: Stores) -> None:
+    prompt = "and " + " ".join(f"Name{i}x" for i in range(50))
+    assert len(read_prompt(stores.conn, prompt).strangers) == relevance.MAX_STRANGERS
+    for odd in ("", '\ud800 NEAR( "* 🙂', "O'Brien's", "x" * 10_000, 'say "AND" OR NOT Zed*'):
+        read_prompt(stores.conn, odd)
