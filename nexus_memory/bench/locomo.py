@@ -80,6 +80,10 @@ class _VectorMemo:
         self.dimension = embedder.dimension
         self.vectors: dict[str, np.ndarray] = {}
 
+    @property
+    def precision(self) -> str:
+        return self.embedder.precision
+
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
         if missing:
