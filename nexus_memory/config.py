@@ -35,9 +35,9 @@ class Settings:
     torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
     # "onnx": recall embeds queries with an ONNX export of the model (~3x faster, same vectors); "torch"
     query_backend: str = field(default_factory=lambda: _env("NEXUS_QUERY_BACKEND", "onnx"))
-    # "auto": embed stored texts in bfloat16 where the CPU computes it natively (AMX / AVX-512 BF16)
-    # and the vectors match float32 (cosine >= 0.9999 on probes), ~2.7x faster; else "fp32".
-    embed_precision: str = field(default_factory=lambda: _env("NEXUS_EMBED_PRECISION", "auto"))
+    # "fp32" (default), or "bf16" / "auto" (bfloat16 where the CPU computes it natively and probe
+    # vectors match float32): ~2.7x faster, but LoCoMo dev R@10 0.7848 against 0.7862 (docs/decisions.md).
+    embed_precision: str = field(default_factory=lambda: _env("NEXUS_EMBED_PRECISION", "fp32"))
     # Where the ONNX export of the query model is cached (per model and library versions).
     model_cache_dir: Path = field(
         default_factory=lambda: _env_path("NEXUS_MODEL_CACHE", Path.home() / ".cache" / "nexus-memory")

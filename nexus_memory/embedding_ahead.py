@@ -1,22 +1,33 @@
-"""Embedding ahead: a batch's new facts are embedded on a second thread while the writer goes on.
+"""Embedding ahead: new facts are embedded by a second process while the writer goes on.
 
 In a backfill the writer (Python, one core) and the model (one torch thread) took turns: facts for the
-whole batch, then vectors for the whole batch. Here the facts layer hands each day's new fact texts to
-`EmbeddingAhead.submit` as soon as the writer committed them; a daemon thread embeds them (torch leaves
-the GIL while it computes, so the writer keeps the other core) and keeps the vectors by text. The
-embeddings layer waits for what is under way (`drain`), then takes those vectors (`take`) instead of
-encoding the texts again, and stores them exactly as before. A text with no vector kept is encoded
-there as always: embedding ahead is only a shortcut, the same model, precision and text give the same
-vector, and nothing is stored from here, so a crash loses nothing but time.
+whole batch, then vectors for the whole batch. A thread in the same process does not help: the writer
+holds the GIL, and the model needs it between every operation (measured: 1,500 texts took 4.5 s alone
+and 29 s beside a busy Python thread). So the facts layer hands each day's new fact texts to
+`EmbeddingAhead.submit`; once enough are waiting to be worth a model load, a worker process
+(`python -m nexus_memory.embedding_worker`: the same model, precision and threads) embeds them on the
+other core. The embeddings layer submits what is still missing and calls `drain`, which embeds
+texts not yet sent to the worker in this process, beside the worker, until everything is done; it
+then `take`s the vectors and stores them exactly as before.
+
+Embedding ahead is only a shortcut: nothing is stored from here, a text with no vector kept is
+encoded by the embeddings layer as always, and a worker that dies or is killed costs time, not data
+(what it had not answered is embedded here).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
+import pickle
+import subprocess
+import sys
 import threading
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
+from typing import IO
 
 import numpy as np
 
@@ -24,71 +35,157 @@ from nexus_memory.embeddings import ENCODE_BATCH, Embedder, text_hash
 
 log = logging.getLogger(__name__)
 
-TEXTS_PER_CALL = 256  # taken off the queue at once, sorted by length, encoded ENCODE_BATCH at a time
+START_AT_TEXTS = 512  # a worker costs a model load (~5 s); below this many texts this process embeds them
+TEXTS_PER_CALL = 256  # texts per request to the worker (and per chunk this process takes in `drain`)
+IN_FLIGHT = 2  # requests sent and not answered; the rest wait here, where `drain` can take them
 MAX_KEPT = 100_000  # vectors kept for the embeddings layer (~150 MB); the oldest go first beyond it
-IDLE_EXIT_S = 30.0  # the thread ends after this long with nothing to do, and starts again on demand
 
 
 class EmbeddingAhead:
-    """Vectors made ahead for one embedder, by text; see the module doc."""
+    """Vectors made ahead for one embedder, by text, with a worker process; see the module doc."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
-        self._queue: list[str] = []
-        self._kept: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._unsent: deque[str] = deque()  # submitted, not sent to the worker
+        self._in_flight: deque[list[str]] = deque()  # sent, not answered, oldest first
+        self._known: set[str] = set()  # texts unsent, in flight or kept
+        self._kept: OrderedDict[str, np.ndarray] = OrderedDict()  # text hash -> vector
+        self._worker_precision: str | None = None  # what the worker embeds in (its first message)
         self._cond = threading.Condition()
-        self._busy = False
-        self._thread: threading.Thread | None = None
-
-    def _key(self, text: str) -> tuple[str, str]:
-        return (self.embedder.precision, text_hash(text))
+        self._worker: subprocess.Popen[bytes] | None = None
 
     def submit(self, texts: Sequence[str]) -> None:
-        """Embed these texts in the background (those already kept or queued are skipped)."""
+        """Embed these texts ahead (those already submitted are skipped)."""
         with self._cond:
-            queued = set(self._queue)
-            new = [t for t in dict.fromkeys(texts) if t not in queued and self._key(t) not in self._kept]
-            if not new:
-                return
-            self._queue.extend(new)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="embedding-ahead", daemon=True)
-                self._thread.start()
+            new = [t for t in dict.fromkeys(texts) if t not in self._known]
+            self._known.update(new)
+            self._unsent.extend(new)
+            if self._worker is None and len(self._unsent) >= START_AT_TEXTS:
+                self._start_worker()
             self._cond.notify_all()
 
-    def _work(self) -> None:
-        while True:
-            with self._cond:
-                if not self._queue and not self._cond.wait_for(lambda: bool(self._queue), timeout=IDLE_EXIT_S):
-                    self._thread = None
-                    return
-                texts = sorted(self._queue[:TEXTS_PER_CALL], key=len)
-                del self._queue[:TEXTS_PER_CALL]
-                self._busy = True
-            try:
-                vectors = self.embedder.encode(texts, batch_size=ENCODE_BATCH)
-            except Exception as exc:  # the embeddings layer encodes these itself, and reports any error
-                log.warning("embedding ahead failed (%s: %s); the embeddings layer will do it", type(exc).__name__, exc)
-                vectors = None
-            with self._cond:
-                if vectors is not None:
-                    for text, vector in zip(texts, vectors, strict=True):
-                        self._kept[self._key(text)] = vector
-                    while len(self._kept) > MAX_KEPT:
-                        self._kept.popitem(last=False)
-                self._busy = False
-                self._cond.notify_all()
+    def start(self) -> None:
+        """Start the worker now and wait until its model is loaded (a benchmark's warm-up)."""
+        with self._cond:
+            if self._worker is None:
+                self._start_worker()
+            self._cond.wait_for(lambda: self._worker is None or self._worker_precision is not None)
 
     def drain(self) -> None:
-        """Wait until every submitted text is embedded (or given up)."""
-        with self._cond:
-            self._cond.wait_for(lambda: not self._queue and not self._busy)
+        """Embed everything submitted: unsent texts here, beside the worker, then wait for the worker."""
+        while True:
+            with self._cond:
+                if not self._unsent:
+                    # Wait for the worker's answers, or for texts a worker that died handed back.
+                    self._cond.wait_for(lambda: bool(self._unsent) or not self._in_flight)
+                    if not self._unsent:
+                        return
+                chunk = sorted((self._unsent.pop() for _ in range(min(TEXTS_PER_CALL, len(self._unsent)))), key=len)
+            vectors = self.embedder.encode(chunk, batch_size=ENCODE_BATCH)
+            with self._cond:
+                self._keep(chunk, vectors, self.embedder.precision)
 
     def take(self, text: str) -> np.ndarray | None:
         """The vector made ahead for `text`, if any (handed out once)."""
         with self._cond:
-            return self._kept.pop(self._key(text), None)
+            self._known.discard(text)
+            return self._kept.pop(text_hash(text), None)
 
+    def _keep(self, texts: list[str], vectors: np.ndarray, precision: str | None) -> None:
+        # Called with the lock held. A vector made in another precision than the embedder's is not kept.
+        if precision == self.embedder.precision:
+            for text, vector in zip(texts, vectors, strict=True):
+                self._kept[text_hash(text)] = vector
+            while len(self._kept) > MAX_KEPT:
+                self._kept.popitem(last=False)
+        else:
+            self._known.difference_update(texts)
+        self._cond.notify_all()
+
+    # -- the worker ---------------------------------------------------------------------------------
+
+    def _start_worker(self) -> None:
+        # Called with the lock held.
+        embedder = self.embedder
+        command = [sys.executable, "-m", "nexus_memory.embedding_worker", embedder.model_name]
+        command += [embedder.precision_setting, str(embedder.torch_threads)]
+        try:
+            worker = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=os.environ.copy())
+        except OSError as exc:  # this process embeds everything in `drain`
+            log.warning("embedding ahead could not start a worker (%s); the embeddings layer will do it", exc)
+            return
+        self._worker, self._worker_precision = worker, None
+        threading.Thread(target=self._read, args=(worker,), name="embedding-ahead-in", daemon=True).start()
+        threading.Thread(target=self._write, args=(worker,), name="embedding-ahead-out", daemon=True).start()
+        _WORKERS.add(worker)
+
+    def _write(self, worker: subprocess.Popen[bytes]) -> None:
+        """Sender thread: a request whenever fewer than IN_FLIGHT are unanswered (never writing under the lock)."""
+        stream: IO[bytes] = worker.stdin  # type: ignore[assignment]
+        while True:
+            with self._cond:
+                self._cond.wait_for(
+                    lambda: self._worker is not worker or (bool(self._unsent) and len(self._in_flight) < IN_FLIGHT)
+                )
+                if self._worker is not worker:
+                    return
+                texts = [self._unsent.popleft() for _ in range(min(TEXTS_PER_CALL, len(self._unsent)))]
+                self._in_flight.append(texts)
+            try:
+                pickle.dump(texts, stream, protocol=pickle.HIGHEST_PROTOCOL)
+                stream.flush()
+            except (OSError, ValueError):  # the worker is gone: the reader sees it and hands the texts back
+                return
+
+    def _read(self, worker: subprocess.Popen[bytes]) -> None:
+        """Reader thread: the worker's answers, in the order of the requests."""
+        stream: IO[bytes] = worker.stdout  # type: ignore[assignment]
+        try:
+            precision = pickle.load(stream)
+            with self._cond:
+                self._worker_precision = precision
+                self._cond.notify_all()
+            while True:
+                vectors: np.ndarray = pickle.load(stream)
+                with self._cond:
+                    if self._worker is not worker or not self._in_flight:
+                        return
+                    self._keep(self._in_flight.popleft(), vectors, self._worker_precision)
+        except (EOFError, OSError, pickle.UnpicklingError, ValueError) as exc:
+            if worker.poll() not in (0, None) or not isinstance(exc, EOFError):
+                log.warning("embedding ahead worker stopped (%s); this process embeds the rest", exc)
+        with self._cond:
+            if self._worker is worker:
+                self._stop_worker()
+
+    def _stop_worker(self) -> None:
+        # Called with the lock held: what the worker had not answered goes back to be embedded here.
+        while self._in_flight:
+            self._unsent.extendleft(reversed(self._in_flight.pop()))
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            _close(worker)
+            _WORKERS.discard(worker)
+        self._cond.notify_all()
+
+    def close(self) -> None:
+        """Stop the worker (what it had not answered stays submitted, for `drain`)."""
+        with self._cond:
+            self._stop_worker()
+
+
+def _close(worker: subprocess.Popen[bytes]) -> None:
+    """End a worker: closing its input is its signal to exit; kill it if it does not."""
+    try:
+        if worker.stdin is not None:
+            worker.stdin.close()
+        worker.wait(timeout=5)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        worker.kill()
+
+
+_WORKERS: set[subprocess.Popen[bytes]] = set()
+atexit.register(lambda: [_close(worker) for worker in list(_WORKERS)])
 
 _AHEAD: weakref.WeakKeyDictionary[Embedder, EmbeddingAhead] = weakref.WeakKeyDictionary()
 _AHEAD_LOCK = threading.Lock()

@@ -82,7 +82,7 @@ class Embedder:
         self.dimension = _model_dimension(model) if model is not None else encoder.dimension  # type: ignore[union-attr]
         self.query_prefix = _QUERY_PREFIXES.get(model_name, "")
         self.query_backend = query_backend
-        self._precision_setting = precision
+        self.precision_setting = precision  # "auto", "fp32" or "bf16"; `precision` is what it became
         self._precision: str | None = None  # decided with the model loaded: see `precision`
         self._lock = threading.Lock()  # torch modules are not meant to run concurrently
         self._load_lock = threading.Lock()
@@ -119,6 +119,11 @@ class Embedder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     @property
+    def torch_threads(self) -> int:
+        """Threads torch computes with in this process (process-wide: see get_embedder)."""
+        return _TORCH_THREADS[0]
+
+    @property
     def precision(self) -> str:
         """The arithmetic of `encode` for documents: "fp32", or "bf16" (picked from the setting on first use).
 
@@ -132,7 +137,7 @@ class Embedder:
             with self._lock:
                 if self._precision is None:
                     self._precision = "fp32"
-                    setting = self._precision_setting
+                    setting = self.precision_setting
                     if setting == "bf16" or (setting == "auto" and _native_bf16() and _bf16_agrees(model)):
                         self._precision = "bf16"
         return self._precision
@@ -511,6 +516,7 @@ def stale_fact_vectors(conn: db.Connection, model: str, sample: int = 1_000) -> 
 
 # Texts per model call; embed_pending stores a batch of `batch_size` rows per transaction.
 ENCODE_BATCH = 64
+AHEAD_WINDOW = 20_000  # rows embedded ahead, then stored, at a time (well under embedding_ahead.MAX_KEPT)
 
 
 def length_batches(rows: Sequence[tuple[Any, ...]], batch_size: int) -> Iterator[list[tuple[Any, ...]]]:
@@ -535,8 +541,9 @@ def embed_pending(
 
     Writes canonical rows and the search index batch by batch, each batch one transaction
     (encoding happens outside it, so the write lock is held only for the inserts). Idempotent.
-    `fact_ids` restricts the facts considered (the per-turn path). `ahead` holds vectors already made
-    for some of the texts (nexus_memory.embedding_ahead); those are stored without encoding again.
+    `fact_ids` restricts the facts considered (the per-turn path). `ahead` (nexus_memory.embedding_ahead)
+    holds vectors already made for some of the texts, and embeds the rest with its worker process
+    beside this one; those are stored without encoding again (beyond its MAX_KEPT, texts are encoded here).
     Ends with index upkeep (`VectorIndex.maintain`), which builds or folds the IVF index when it is
     due, and with the ONNX query encoder made (once per model) while the model is loaded, so recall
     starts fast.
@@ -544,26 +551,31 @@ def embed_pending(
     check_index_model(stores, embedder)
     index = VectorIndex(stores, embedder.model_name, embedder.dimension)
     started = time.perf_counter()
-    if ahead is not None:
-        ahead.drain()
     pending = {
         t: _pending(stores.conn, t, embedder.model_name, fact_ids if t == "fact" else None) for t in target_types
     }
     total = sum(len(rows) for rows in pending.values())
     done, by_type = 0, {t: 0 for t in target_types}
     for target_type, rows in pending.items():
-        for batch in length_batches(rows, batch_size):
-            vectors = _vectors(embedder, [r[1] for r in batch], ahead)
-            index.add(
-                target_type,
-                [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
-                text_hashes={r[0]: text_hash(r[1]) for r in batch},
-            )
-            done += len(batch)
-            by_type[target_type] += len(batch)
-            if on_progress:
-                on_progress(done, total)
+        for start in range(0, len(rows), AHEAD_WINDOW):
+            window = rows[start : start + AHEAD_WINDOW]
+            if ahead is not None:  # this process and the worker embed the window together
+                ahead.submit([row[1] for row in window])
+                ahead.drain()
+            for batch in length_batches(window, batch_size):
+                vectors = _vectors(embedder, [r[1] for r in batch], ahead)
+                index.add(
+                    target_type,
+                    [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
+                    text_hashes={r[0]: text_hash(r[1]) for r in batch},
+                )
+                done += len(batch)
+                by_type[target_type] += len(batch)
+                if on_progress:
+                    on_progress(done, total)
         index.maintain(target_type)
+    if ahead is not None:
+        ahead.close()  # a worker lives for one batch of layers: it is not left holding a model while idle
     seconds = time.perf_counter() - started
     if done and isinstance(embedder, Embedder):
         embedder.prepare_query_encoder()  # the model is loaded now: export the query encoder ahead of recall
