@@ -31,6 +31,7 @@ from typing import IO
 
 import numpy as np
 
+from nexus_memory.embedding_worker import frame
 from nexus_memory.embeddings import ENCODE_BATCH, Embedder, text_hash
 
 log = logging.getLogger(__name__)
@@ -85,11 +86,17 @@ class EmbeddingAhead:
             with self._cond:
                 self._keep(chunk, vectors, self.embedder.precision)
 
-    def take(self, text: str) -> np.ndarray | None:
-        """The vector made ahead for `text`, if any (handed out once)."""
+    def vector(self, text: str) -> np.ndarray | None:
+        """The vector made ahead for `text`, if any (kept until `release`: facts can share a text)."""
         with self._cond:
-            self._known.discard(text)
-            return self._kept.pop(text_hash(text), None)
+            return self._kept.get(text_hash(text))
+
+    def release(self, texts: Sequence[str]) -> None:
+        """Forget these texts' vectors (stored now)."""
+        with self._cond:
+            for text in texts:
+                self._known.discard(text)
+                self._kept.pop(text_hash(text), None)
 
     def _keep(self, texts: list[str], vectors: np.ndarray, precision: str | None) -> None:
         # Called with the lock held. A vector made in another precision than the embedder's is not kept.
@@ -132,7 +139,7 @@ class EmbeddingAhead:
                 texts = [self._unsent.popleft() for _ in range(min(TEXTS_PER_CALL, len(self._unsent)))]
                 self._in_flight.append(texts)
             try:
-                pickle.dump(texts, stream, protocol=pickle.HIGHEST_PROTOCOL)
+                stream.write(frame(texts))
                 stream.flush()
             except (OSError, ValueError):  # the worker is gone: the reader sees it and hands the texts back
                 return

@@ -573,9 +573,9 @@ def embed_pending(
                 by_type[target_type] += len(batch)
                 if on_progress:
                     on_progress(done, total)
+            if ahead is not None:
+                ahead.release([row[1] for row in window])
         index.maintain(target_type)
-    if ahead is not None:
-        ahead.close()  # a worker lives for one batch of layers: it is not left holding a model while idle
     seconds = time.perf_counter() - started
     if done and isinstance(embedder, Embedder):
         embedder.prepare_query_encoder()  # the model is loaded now: export the query encoder ahead of recall
@@ -584,7 +584,7 @@ def embed_pending(
 
 def _vectors(embedder: Embedder, texts: list[str], ahead: EmbeddingAhead | None) -> list[np.ndarray]:
     """A vector per text: made ahead where one was, encoded now where not."""
-    found = [ahead.take(text) if ahead is not None else None for text in texts]
+    found = [ahead.vector(text) if ahead is not None else None for text in texts]
     missing = [i for i, vector in enumerate(found) if vector is None]
     if missing:
         for i, vector in zip(

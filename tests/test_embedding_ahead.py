@@ -7,7 +7,20 @@ import numpy as np
 from nexus_memory.embedding_ahead import START_AT_TEXTS, EmbeddingAhead
 from nexus_memory.embeddings import get_embedder
 
-WORDS = "atlas budget vendor launch pottery harbour museum kafka tennis lisbon berlin invoice".split()
+WORDS = [
+    "atlas",
+    "budget",
+    "vendor",
+    "launch",
+    "pottery",
+    "harbour",
+    "museum",
+    "kafka",
+    "tennis",
+    "lisbon",
+    "berlin",
+    "invoice",
+]
 
 
 def _texts(n: int, tag: str) -> list[str]:
@@ -16,7 +29,7 @@ def _texts(n: int, tag: str) -> list[str]:
 
 def _assert_same_vectors(ahead: EmbeddingAhead, texts: list[str]) -> None:
     expected = get_embedder().encode(texts)
-    got = [ahead.take(text) for text in texts]
+    got = [ahead.vector(text) for text in texts]
     assert all(vector is not None for vector in got)
     cosines = np.sum(np.stack(got) * expected, axis=1)  # type: ignore[arg-type]
     assert cosines.min() > 0.9999
@@ -29,7 +42,8 @@ def test_few_texts_are_embedded_here_without_a_worker() -> None:
     assert ahead._worker is None  # not worth a model load
     ahead.drain()
     _assert_same_vectors(ahead, texts)
-    assert ahead.take(texts[0]) is None  # handed out once
+    ahead.release(texts[:1])
+    assert ahead.vector(texts[0]) is None and ahead.vector(texts[1]) is not None
 
 
 def test_worker_and_this_process_embed_together_the_same_vectors() -> None:
