@@ -116,28 +116,10 @@ class ModelTools:
             return tail[0]
         raise ToolError(f"source_event_id {value!r} is not a new event of this episode; use one of {list(self.refs)}")
 
-    def recall(
-        self,
-        query: str,
-        scope: list[str] | None = None,
-        entity: str | None = None,
-        time_after: int | None = None,
-        time_before: int | None = None,
-        platform: str | None = None,
-        max_results: int = 10,
-        budget: str = "mid",
-    ) -> Any:
+    def recall(self, query: str, **filters: Any) -> Any:
+        """`WriterTools.recall`; the filters are those of the schema, already validated."""
         try:
-            return self.tools.recall(
-                query,
-                scope=scope,
-                entity=entity,
-                time_after=time_after,
-                time_before=time_before,
-                platform=platform,
-                max_results=max_results,
-                budget=budget,
-            )
+            return self.tools.recall(query, **filters)
         except ImportError:
             # The recall engine is optional for writing: say so instead of failing the episode.
             raise ToolError("recall is not available here; go on without the dedup check") from None
