@@ -19,7 +19,11 @@ Facts are immutable (docs/layers.md), which shapes the write tools:
   - confirm_fact protects a fact from decay (rate 0, confidence 1; lifecycle/corrections.py);
   - forget without confirm=true only says what would be removed; with it, removes it everywhere
     (lifecycle/forget). The CLI's `forget` goes through the same call.
-New facts are keyword- and entity-searchable at once, and semantically after the next embedding run.
+A fact either tool writes gets, once committed, what the pipeline gives the facts it writes
+(agent_writes.fact_side_effects): entity co-occurrences, merge candidates for new names that overlap
+known ones, and its vector, so it is found by meaning right away. Those are reported in the result
+(`side_effects`); one that fails is reported there in one line and the fact stands (a fact left
+without a vector is embedded by the pipeline's next embeddings run).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nexus_memory import browse, db, identity, mental_models
+from nexus_memory.agent_writes import fact_side_effects, last_entity_rowid
 from nexus_memory.ids import day_of, now_ms, ulid
 from nexus_memory.lifecycle import corrections
 from nexus_memory.lifecycle.forget import TARGET_KINDS, ForgetError, Target, forget_or_preview
@@ -80,9 +85,11 @@ def call_tool(
     """Validate and run one tool call; always returns a dict (an {"error": ...} one on failure).
 
     `arguments` may be the JSON string of an OpenAI tool call. `session_id` tags facts the agent
-    writes with its session; `embedder` / `reference_time` are passed to recall. Bad input of any
-    kind (a name that is not a string, arguments that are not JSON or nest too deep, values of the
-    wrong type, out of range or not valid Unicode) is an {"error": ...} result and writes nothing.
+    writes with its session; `embedder` is the model recall embeds queries with and written facts are
+    embedded with (None: the store index's model, loaded on first use); `reference_time` is passed to
+    recall. Bad input of any kind (a name that is not a string, arguments that are not JSON or nest
+    too deep, values of the wrong type, out of range or not valid Unicode) is an {"error": ...} result
+    and writes nothing.
     """
     if session_id is not None and (not isinstance(session_id, str) or unicode_problem(session_id)):
         return {"error": "invalid arguments: session_id must be a string of valid Unicode"}
@@ -152,9 +159,11 @@ def iso_date(ms: int | None) -> str | None:
 
 
 def _remember_fact(call: _Call, text: str, entities: list[str] | None = None) -> dict[str, Any]:
+    entities_before = last_entity_rowid(call.stores)
     with call.stores.transaction():
         fact_id, linked = _insert_fact(call, text.strip(), {"source": "user"}, entities or [])
-    return {"fact_id": fact_id, "text": text.strip(), "entities": linked}
+    side_effects = fact_side_effects(call.stores, fact_id, entities_before, call.embedder)
+    return {"fact_id": fact_id, "text": text.strip(), "entities": linked, "side_effects": side_effects}
 
 
 def _insert_fact(
@@ -200,6 +209,7 @@ def _fact_row(conn: db.Connection, fact_id: str) -> Any:
 
 def _correct_fact(call: _Call, fact_id: str, new_text: str, reason: str | None = None) -> dict[str, Any]:
     conn, rate = call.conn, call.stores.settings.decay_rate
+    entities_before = last_entity_rowid(call.stores)
     with call.stores.transaction():
         old = _fact_row(conn, fact_id)
         corrections.check_correctable(conn, fact_id, rate)
@@ -216,6 +226,7 @@ def _correct_fact(call: _Call, fact_id: str, new_text: str, reason: str | None =
         "text": new_text.strip(),
         "entities": linked,
         **stale,
+        "side_effects": fact_side_effects(call.stores, new_id, entities_before, call.embedder),
     }
 
 

@@ -130,6 +130,17 @@ def _iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%MZ")
 
 
+def unsourced_facts_without_vectors(stores: Stores, model: str) -> list[str]:
+    """Facts from no event (agent tool writes) without a vector of `model`: their write could not
+    embed them, and no partition owns them, so every partition's embeddings run takes them along."""
+    rows = stores.conn.execute(
+        """SELECT f.id FROM facts f WHERE f.source_event_id IS NULL AND NOT EXISTS (
+               SELECT 1 FROM embeddings m WHERE m.target_type = 'fact' AND m.target_id = f.id AND m.model = ?)""",
+        (model,),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
 def partition_fact_ids(stores: Stores, platform: str, days: Sequence[str]) -> list[str]:
     """Facts drawn from events of these days of a platform."""
     rows = stores.conn.execute(
@@ -252,11 +263,12 @@ def _embed_facts(
     stores: Stores, report: LayerReport, embedder: Embedder, on_progress: Callable[[str], None] | None
 ) -> None:
     fact_ids = partition_fact_ids(stores, report.platform, report.days)
+    unsourced = unsourced_facts_without_vectors(stores, embedder.model_name)
     stats = embed_pending(
         stores,
         embedder,
         target_types=("fact",),
-        fact_ids=fact_ids,
+        fact_ids=fact_ids + unsourced,
         on_progress=(lambda done, total: on_progress(f"embedded {done}/{total}")) if on_progress else None,
     )
     report.rows = stats.rows
@@ -265,4 +277,5 @@ def _embed_facts(
         "vectors_added": stats.rows,
         "rows_per_s": round(stats.rows_per_s, 1),
         "facts_in_batch": len(fact_ids),
+        "unsourced_facts_embedded": len(unsourced),
     }
