@@ -11,7 +11,7 @@ skills `write` script, the CLI) does the same:
     pipeline run; through the checked ONNX export when there is one (embeddings.embed_facts_now).
 The write stands whatever happens here: a side effect that fails is reported in the result
 (`side_effects`, one line) and logged. A fact left without a vector is embedded by the pipeline's next
-embeddings run (layers: facts without a source event are embedded with every partition's).
+embeddings run (layers.tool_facts_without_vectors: taken along with every partition's facts).
 """
 
 from __future__ import annotations

@@ -129,9 +129,9 @@ def test_a_failed_embedding_keeps_the_fact_pending_for_the_pipeline(
     assert _stored_vector(stores, made["fact_id"]) is None
     found = call_tool(stores, "search_memory", {"query": "spare key"})
     assert [r["id"] for r in found["results"]] == [made["fact_id"]]  # by keyword meanwhile
-    # The pipeline's embeddings layer takes facts from no event along with any partition's.
+    # The pipeline's embeddings layer takes the agent tools' facts along with any partition's.
     report = run_layer(stores, "embeddings", "imessage", [], embedder=fake)  # type: ignore[arg-type]
-    assert report.details["unsourced_facts_embedded"] == 1 and report.rows == 1
+    assert report.details["tool_facts_pending"] == 1 and report.rows == 1
     assert _stored_vector(stores, made["fact_id"]) is not None
     assert run_layer(stores, "embeddings", "imessage", [], embedder=fake).rows == 0  # type: ignore[arg-type]
 
