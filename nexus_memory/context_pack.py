@@ -160,16 +160,14 @@ def pack(
     """Pack recalled items into `max_tokens` (see module docstring); items in injection order."""
     # The noise gate (nexus_memory.relevance) decides for every layer; reflections and the writer's own
     # notes are never injected as matches (the reflection has its own section).
-    higher = [
-        r
-        for r in relevance.evidence(stores.conn, prompt, recalled.higher, window=recalled.window)
-        if r.metadata.get("subtype") not in _NOT_INJECTED
-    ]
+    candidates = [r for r in recalled.higher if r.metadata.get("subtype") not in _NOT_INJECTED] + recalled.facts
+    kept = relevance.evidence(stores.conn, prompt, candidates, window=recalled.window)
+    higher = [r for r in kept if r.type != "fact"]
     packer = _Packer(stores, prompt, max_tokens, embedder, [r for r in higher if r.type == "observation"])
     for model in (r for r in higher if r.type == "mental_model"):
         packer.add_model(model)
     shown = 0
-    for result in relevance.evidence(stores.conn, prompt, recalled.facts, window=recalled.window):
+    for result in (r for r in kept if r.type == "fact"):
         if max_facts is not None and shown >= max_facts:
             break
         if packer.add_fact(result):
