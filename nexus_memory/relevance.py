@@ -34,10 +34,13 @@ facts about John's family, team and trips; "What soup did John make?" matches th
   but to others (a person, a handle, a place) is about someone else and counts only from OTHER_SUBJECT_SIM on (Maria's
   surfing is no answer to "How long has John been surfing?"; a fact about the user, linked to no
   person, still answers "Sarah's birthday: anything about peanuts?");
-- lead: something is injected only when one item is strong on the prompt's topic: sim plus
+- lead: a prompt that names something the store knows (an entity, or a capitalised word its facts
+  hold: "Tim" said in passing) injects only when one item is strong on the prompt's topic: sim plus
   WORD_WEIGHT times its `held` share reaches LEAD_SIM. The answer to a question mostly sits at
   sim 0.55-0.7 or repeats its words; a memory that only knows the name offers 0.4-0.5 and few words.
   Once one item leads, the others are kept by rules 1-4 (a weak fact beside a strong one is context).
+  A prompt naming nothing is spared: "Can I offer nut snacks to my guest?" meets "The user is
+  allergic to peanuts" at ~0.4, with no word in common.
 
 A fact recall found only because the prompt was nothing but a time window ("what happened
 yesterday?": the window's latest facts) is evidence. Without vectors (no embedding model) the
@@ -65,7 +68,7 @@ AGREE_SIM = 0.3
 FLOOR_SIM = 0.2
 OTHER_SUBJECT_SIM = 0.5
 LEAD_SIM = 0.45
-WORD_WEIGHT = 0.5
+WORD_WEIGHT = 0.2
 RARE_SHARE = 0.02  # a term in at most this share of facts (at least RARE_MIN, at most PROBE_CAP) is rare
 RARE_MIN = 3
 MAX_STRANGERS = 8  # unknown capitalised words collected from one prompt (more change nothing)
@@ -299,7 +302,7 @@ def evidence(
         for r in results
         if is_evidence(r, reading, r.id in rare, window=window, vectors=vectors, thresholds=thresholds)
     ]
-    if not vectors or not kept or not reading.named:  # the lead rule is for prompts that name someone known
+    if not vectors or not kept or not (reading.named or reading.knows_a_name):  # the lead rule: see docstring
         return kept
     held = held_shares(conn, reading.words, [r.id for r in kept if r.type == "fact"])
     if not any(leads(r, held.get(r.id, 0.0) if r.type == "fact" else 0.0, thresholds) for r in kept):

@@ -121,3 +121,14 @@ def test_strangers_are_bounded_and_odd_text_is_safe(stores: Stores) -> None:
     assert len(read_prompt(stores.conn, prompt).strangers) == relevance.MAX_STRANGERS
     for odd in ("", '\ud800 NEAR( "* 🙂', "O'Brien's", "x" * 10_000, 'say "AND" OR NOT Zed*'):
         read_prompt(stores.conn, odd)
+
+
+def test_a_name_its_facts_hold_needs_a_lead_too(stores: Stores) -> None:
+    """A capitalised word the store's facts hold, though no entity, makes a prompt about someone known:
+    vague topic matches alone inject nothing; a prompt naming nothing is spared the lead rule."""
+    add_fact(stores, "Tim lent the user a ladder")
+    vague = [_result(0.42), _result(0.41)]
+    assert relevance.evidence(stores.conn, "What soup did Tim make last week?", vague) == []
+    lead = _result(0.55)
+    assert relevance.evidence(stores.conn, "What soup did Tim make last week?", [*vague, lead]) == [*vague, lead]
+    assert relevance.evidence(stores.conn, "what soup could I make tonight?", vague) == vague
