@@ -5,9 +5,11 @@ Tools (recall, the memory tools of docs/recall.md, the lifecycle of docs/lifecyc
   list_observations, show_observation, list_mental_models, show_mental_model, create_mental_model,
   refresh_mental_model.
 
-`call_tool(stores, name, arguments)` validates the arguments against the tool's JSON schema (required
-fields, types, enums, ranges, unknown keys) and returns a JSON-serialisable dict: the result, or
-{"error": "..."} for bad input or a failure, so the agent loop can show the model what went wrong.
+The tools are declared with `tooling` (name, one-line description, JSON schema, handler), strictly: no
+coercion. `call_tool(stores, name, arguments)` runs one through the registry (the arguments validated
+against the tool's JSON schema: required fields, types, enums, ranges, unknown keys) and returns a
+JSON-serialisable dict: the result, or {"error": "..."} for bad input or a failure, so the agent loop
+can show the model what went wrong.
 
 Facts are immutable (docs/layers.md), which shapes the write tools:
   - remember_fact inserts a fact with platform 'memory_tool' and metadata {"source": "user"};
@@ -17,19 +19,23 @@ Facts are immutable (docs/layers.md), which shapes the write tools:
   - confirm_fact protects a fact from decay (rate 0, confidence 1; lifecycle/corrections.py);
   - forget without confirm=true only says what would be removed; with it, removes it everywhere
     (lifecycle/forget). The CLI's `forget` goes through the same call.
-New facts are keyword- and entity-searchable at once, and semantically after the next embedding run.
+A fact either tool writes gets, once committed, what the pipeline gives the facts it writes
+(agent_writes.fact_side_effects): entity co-occurrences, merge candidates for new names that overlap
+known ones, and its vector, so it is found by meaning right away. Those are reported in the result
+(`side_effects`); one that fails is reported there in one line and the fact stands (a fact left
+without a vector is embedded by the pipeline's next embeddings run).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from nexus_memory import browse, db, identity, mental_models
+from nexus_memory.agent_writes import fact_side_effects, last_entity_rowid
 from nexus_memory.ids import day_of, now_ms, ulid
-from nexus_memory.json_schema import validate
 from nexus_memory.lifecycle import corrections
 from nexus_memory.lifecycle.forget import TARGET_KINDS, ForgetError, Target, forget_or_preview
 from nexus_memory.lifecycle.state import hidden_sql
@@ -45,7 +51,8 @@ from nexus_memory.recall.engine import (
 from nexus_memory.recall.query_entities import match_query_entities
 from nexus_memory.recall.results import RecallResult
 from nexus_memory.stores import Stores
-from nexus_memory.textcheck import one_line, show, unicode_problem
+from nexus_memory.textcheck import one_line, unicode_problem
+from nexus_memory.tooling import Tool, ToolError, ToolRegistry, object_schema
 
 log = logging.getLogger(__name__)
 
@@ -55,22 +62,6 @@ MAX_NAME = 256  # an entity name, platform or id argument
 MAX_TIME = 2**53  # time_after / time_before: unix ms (the engine's bound)
 
 
-def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": False,
-            },
-        },
-    }
-
-
 _QUERY = {"type": "string", "description": "What to look for, in natural language.", "maxLength": MAX_QUERY}
 _FACT_ID = {
     "type": "string",
@@ -78,194 +69,8 @@ _FACT_ID = {
     "description": "The id of a fact, as returned by search_memory or recall.",
 }
 _ENTITY = {"type": "string", "maxLength": MAX_NAME, "description": "Only results about this person/thing (name or id)."}
-
-TOOLS: list[dict[str, Any]] = [
-    _tool(
-        "recall",
-        "Search long-term memory: facts, observations (consolidated knowledge, may be stale) and "
-        "mental models (reports). Hybrid semantic + keyword + entity search. Dates in the query such as "
-        "'last week' or 'in May 2023' filter by time.",
-        {
-            "query": _QUERY,
-            "scope": {
-                "type": "array",
-                "items": {"type": "string", "enum": list(SCOPES)},
-                "maxItems": len(SCOPES),
-                "description": "What to search (default facts, observations, mental_models).",
-            },
-            "entity": _ENTITY,
-            "time_after": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": MAX_TIME,
-                "description": "Only results at or after this unix time (ms).",
-            },
-            "time_before": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": MAX_TIME,
-                "description": "Only results at or before this unix time (ms).",
-            },
-            "platform": {
-                "type": "string",
-                "maxLength": MAX_NAME,
-                "description": "Only results from this platform, e.g. 'imessage'.",
-            },
-            "max_results": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 100,
-                "description": "How many results (default 20).",
-            },
-            "budget": {
-                "type": "string",
-                "enum": list(BUDGETS),
-                "description": "Search depth: low (fast, semantic only), mid (default), high (deepest).",
-            },
-            "tags": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Access tags held: mental models tagged otherwise are not returned.",
-            },
-        },
-        ["query"],
-    ),
-    _tool(
-        "search_memory",
-        "Search remembered facts about the user and their world. The main retrieval tool.",
-        {
-            "query": _QUERY,
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many facts (default 5)."},
-            "entity": {**_ENTITY, "description": "Only facts about this person/thing (name or id)."},
-        },
-        ["query"],
-    ),
-    _tool(
-        "remember_fact",
-        "Save one fact the user wants remembered, as a short standalone sentence.",
-        {
-            "text": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": MAX_TEXT,
-                "description": "The fact, e.g. 'Sarah's birthday is on 4 July'.",
-            },
-            "entities": {
-                "type": "array",
-                "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
-                "maxItems": 50,
-                "description": "Names of the people/places/things the fact is about.",
-            },
-        },
-        ["text"],
-    ),
-    _tool(
-        "correct_fact",
-        "Replace a wrong fact with the corrected one. The old fact stops being recalled.",
-        {
-            "fact_id": _FACT_ID,
-            "new_text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "description": "The corrected fact."},
-            "reason": {"type": "string", "maxLength": MAX_TEXT, "description": "Why it was wrong (optional)."},
-        },
-        ["fact_id", "new_text"],
-    ),
-    _tool(
-        "confirm_fact",
-        "The user confirmed a fact is correct: it is protected and never fades from memory.",
-        {"fact_id": _FACT_ID},
-        ["fact_id"],
-    ),
-    _tool(
-        "forget",
-        "Forget something everywhere, for good: one event (message), one fact, everything a sender said, or "
-        "everything about an entity. First call without confirm to see what would go; call again with "
-        "confirm=true only after the user agreed.",
-        {
-            "target": {"type": "string", "enum": list(TARGET_KINDS), "description": "What kind of thing to forget."},
-            "value": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": MAX_NAME,
-                "description": "The event id, fact id, sender handle, or entity name or id.",
-            },
-            "reason": {"type": "string", "maxLength": MAX_TEXT, "description": "Why (kept in the deletion log)."},
-            "confirm": {"type": "boolean", "description": "true: really forget (default false: only preview)."},
-        },
-        ["target", "value"],
-    ),
-    _tool("memory_stats", "How much is remembered: counts per layer and the latest fact's time.", {}, []),
-    _tool(
-        "get_entity_info",
-        "Everything known about one person/place/thing: aliases, merged duplicates and the "
-        "latest facts. For 'tell me everything about X'.",
-        {
-            "entity": {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "description": "Name, alias or id."},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 100,
-                "description": "How many latest facts (default 20).",
-            },
-        },
-        ["entity"],
-    ),
-]
 _LIMIT = {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many (default 20)."}
 _ID = {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "description": "Its id, as a list returned it."}
-TOOLS += [
-    _tool(
-        "list_observations",
-        "Consolidated knowledge (observations), newest first; 'stale' ones predate newer facts.",
-        {"entity": _ENTITY, "stale_only": {"type": "boolean"}, "limit": _LIMIT},
-        [],
-    ),
-    _tool("show_observation", "One observation in full, with the facts it rests on.", {"id": _ID}, ["id"]),
-    _tool(
-        "list_mental_models",
-        "Reports about people and topics (mental models), including the weekly reflection.",
-        {
-            "entity": _ENTITY,
-            "subtype": {"type": "string", "maxLength": MAX_NAME, "description": "e.g. 'reflection'."},
-            "limit": _LIMIT,
-        },
-        [],
-    ),
-    _tool("show_mental_model", "One mental model's report in full.", {"id": _ID}, ["id"]),
-    _tool(
-        "create_mental_model",
-        "Keep a report that answers a standing question about someone or something (e.g. name "
-        '"Caroline\'s career", question "What does Caroline want to do for work?"). It is built from '
-        "consolidated memory, versioned, and can be refreshed. Creating the same one twice returns it.",
-        {
-            "name": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Short title."},
-            "question": {"type": "string", "maxLength": 1000, "description": "What the report answers."},
-            "entity": {**_ENTITY, "description": "Who or what it is about (name or id); default: from the name."},
-            "tags": {
-                "type": "array",
-                "maxItems": 20,
-                "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
-                "description": "Access tags: only callers holding one of them see it.",
-            },
-            "pin": {"type": "boolean", "description": "Refresh it after every consolidation (default false)."},
-        },
-        ["name"],
-    ),
-    _tool(
-        "refresh_mental_model",
-        "Rebuild a mental model's report from current memory (a new version when it changed).",
-        {"id": _ID},
-        ["id"],
-    ),
-]
-_SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
-
-
-def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
-    """The OpenAI `tools=` list, all tools or the named ones."""
-    return [t for t in TOOLS if names is None or t["function"]["name"] in names]
-
-
-# --- dispatch ------------------------------------------------------------------------------------
 
 
 def call_tool(
@@ -280,45 +85,22 @@ def call_tool(
     """Validate and run one tool call; always returns a dict (an {"error": ...} one on failure).
 
     `arguments` may be the JSON string of an OpenAI tool call. `session_id` tags facts the agent
-    writes with its session; `embedder` / `reference_time` are passed to recall. Bad input of any
-    kind (a name that is not a string, arguments that are not JSON or nest too deep, values of the
-    wrong type, out of range or not valid Unicode) is an {"error": ...} result and writes nothing.
+    writes with its session; `embedder` is the model recall embeds queries with and written facts are
+    embedded with (None: the store index's model, loaded on first use); `reference_time` is passed to
+    recall. Bad input of any kind (a name that is not a string, arguments that are not JSON or nest
+    too deep, values of the wrong type, out of range or not valid Unicode) is an {"error": ...} result
+    and writes nothing.
     """
-    if not isinstance(name, str) or name not in _HANDLERS:
-        what = f"tool {show(name)}" if isinstance(name, str) else f"tool name of type {type(name).__name__}"
-        return {"error": f"unknown {what}; available: {sorted(_HANDLERS)}"}
-    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-        arguments = {}
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except RecursionError:
-            return {"error": "arguments are not usable JSON: nested too deeply"}
-        except ValueError as exc:
-            return {"error": f"arguments are not valid JSON: {one_line(exc, 300)}"}
-    errors = validate(_SCHEMAS[name], arguments)
     if session_id is not None and (not isinstance(session_id, str) or unicode_problem(session_id)):
-        errors.append("session_id must be a string of valid Unicode")
-    if errors:
-        return {"error": "invalid arguments: " + "; ".join(errors)}
+        return {"error": "invalid arguments: session_id must be a string of valid Unicode"}
     try:
-        return _HANDLERS[name](_Call(stores, session_id, embedder, reference_time), **arguments)
-    except (
-        ToolError,
-        RecallArgumentError,
-        corrections.LifecycleError,
-        ForgetError,
-        browse.NotFound,
-        mental_models.ModelError,
-    ) as exc:
+        result: dict[str, Any] = REGISTRY.call(name, arguments, _Call(stores, session_id, embedder, reference_time))
+    except ToolError as exc:
         return {"error": one_line(exc)}
     except Exception as exc:  # the agent loop gets an error result, never an exception
         log.exception("tool %s failed", name)
         return {"error": f"internal error in {name}: {type(exc).__name__}: {exc}"}
-
-
-class ToolError(ValueError):
-    """A tool call that cannot be done as asked (unknown fact, unknown entity)."""
+    return result
 
 
 class _Call:
@@ -377,9 +159,11 @@ def iso_date(ms: int | None) -> str | None:
 
 
 def _remember_fact(call: _Call, text: str, entities: list[str] | None = None) -> dict[str, Any]:
+    entities_before = last_entity_rowid(call.stores)
     with call.stores.transaction():
         fact_id, linked = _insert_fact(call, text.strip(), {"source": "user"}, entities or [])
-    return {"fact_id": fact_id, "text": text.strip(), "entities": linked}
+    side_effects = fact_side_effects(call.stores, fact_id, entities_before, call.embedder)
+    return {"fact_id": fact_id, "text": text.strip(), "entities": linked, "side_effects": side_effects}
 
 
 def _insert_fact(
@@ -425,6 +209,7 @@ def _fact_row(conn: db.Connection, fact_id: str) -> Any:
 
 def _correct_fact(call: _Call, fact_id: str, new_text: str, reason: str | None = None) -> dict[str, Any]:
     conn, rate = call.conn, call.stores.settings.decay_rate
+    entities_before = last_entity_rowid(call.stores)
     with call.stores.transaction():
         old = _fact_row(conn, fact_id)
         corrections.check_correctable(conn, fact_id, rate)
@@ -441,6 +226,7 @@ def _correct_fact(call: _Call, fact_id: str, new_text: str, reason: str | None =
         "text": new_text.strip(),
         "entities": linked,
         **stale,
+        "side_effects": fact_side_effects(call.stores, new_id, entities_before, call.embedder),
     }
 
 
@@ -558,19 +344,267 @@ def _refresh_mental_model(call: _Call, id: str) -> dict[str, Any]:
     return {**browse.show_mental_model(call.conn, model.id), "changed": changed}
 
 
-_HANDLERS: dict[str, Callable[..., dict[str, Any]]] = {
-    "recall": _recall,
-    "search_memory": _search_memory,
-    "remember_fact": _remember_fact,
-    "correct_fact": _correct_fact,
-    "confirm_fact": _confirm_fact,
-    "memory_stats": _memory_stats,
-    "get_entity_info": _get_entity_info,
-    "forget": _forget,
-    "list_observations": _list_observations,
-    "show_observation": lambda call, id: browse.show_observation(call.conn, id),
-    "list_mental_models": _list_mental_models,
-    "show_mental_model": lambda call, id: browse.show_mental_model(call.conn, id),
-    "create_mental_model": _create_mental_model,
-    "refresh_mental_model": _refresh_mental_model,
-}
+def _show_observation(call: _Call, id: str) -> dict[str, Any]:
+    return browse.show_observation(call.conn, id)
+
+
+def _show_mental_model(call: _Call, id: str) -> dict[str, Any]:
+    return browse.show_mental_model(call.conn, id)
+
+
+# --- the tools ------------------------------------------------------------------------------------
+
+REGISTRY = ToolRegistry(
+    [
+        Tool(
+            "recall",
+            "Search long-term memory: facts, observations (consolidated knowledge, may be stale) and "
+            "mental models (reports). Hybrid semantic + keyword + entity search. Dates in the query such as "
+            "'last week' or 'in May 2023' filter by time.",
+            object_schema(
+                {
+                    "query": _QUERY,
+                    "scope": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": list(SCOPES)},
+                        "maxItems": len(SCOPES),
+                        "description": "What to search (default facts, observations, mental_models).",
+                    },
+                    "entity": _ENTITY,
+                    "time_after": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": MAX_TIME,
+                        "description": "Only results at or after this unix time (ms).",
+                    },
+                    "time_before": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": MAX_TIME,
+                        "description": "Only results at or before this unix time (ms).",
+                    },
+                    "platform": {
+                        "type": "string",
+                        "maxLength": MAX_NAME,
+                        "description": "Only results from this platform, e.g. 'imessage'.",
+                    },
+                    "max_results": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 100,
+                        "description": "How many results (default 20).",
+                    },
+                    "budget": {
+                        "type": "string",
+                        "enum": list(BUDGETS),
+                        "description": "Search depth: low (fast, semantic only), mid (default), high (deepest).",
+                    },
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Access tags held: mental models tagged otherwise are not returned.",
+                    },
+                },
+                ["query"],
+            ),
+            _recall,
+        ),
+        Tool(
+            "search_memory",
+            "Search remembered facts about the user and their world. The main retrieval tool.",
+            object_schema(
+                {
+                    "query": _QUERY,
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 50,
+                        "description": "How many facts (default 5).",
+                    },
+                    "entity": {**_ENTITY, "description": "Only facts about this person/thing (name or id)."},
+                },
+                ["query"],
+            ),
+            _search_memory,
+        ),
+        Tool(
+            "remember_fact",
+            "Save one fact the user wants remembered, as a short standalone sentence.",
+            object_schema(
+                {
+                    "text": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_TEXT,
+                        "description": "The fact, e.g. 'Sarah's birthday is on 4 July'.",
+                    },
+                    "entities": {
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
+                        "maxItems": 50,
+                        "description": "Names of the people/places/things the fact is about.",
+                    },
+                },
+                ["text"],
+            ),
+            _remember_fact,
+        ),
+        Tool(
+            "correct_fact",
+            "Replace a wrong fact with the corrected one. The old fact stops being recalled.",
+            object_schema(
+                {
+                    "fact_id": _FACT_ID,
+                    "new_text": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_TEXT,
+                        "description": "The corrected fact.",
+                    },
+                    "reason": {"type": "string", "maxLength": MAX_TEXT, "description": "Why it was wrong (optional)."},
+                },
+                ["fact_id", "new_text"],
+            ),
+            _correct_fact,
+        ),
+        Tool(
+            "confirm_fact",
+            "The user confirmed a fact is correct: it is protected and never fades from memory.",
+            object_schema({"fact_id": _FACT_ID}, ["fact_id"]),
+            _confirm_fact,
+        ),
+        Tool(
+            "forget",
+            "Forget something everywhere, for good: one event (message), one fact, everything a sender said, or "
+            "everything about an entity. First call without confirm to see what would go; call again with "
+            "confirm=true only after the user agreed.",
+            object_schema(
+                {
+                    "target": {
+                        "type": "string",
+                        "enum": list(TARGET_KINDS),
+                        "description": "What kind of thing to forget.",
+                    },
+                    "value": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_NAME,
+                        "description": "The event id, fact id, sender handle, or entity name or id.",
+                    },
+                    "reason": {
+                        "type": "string",
+                        "maxLength": MAX_TEXT,
+                        "description": "Why (kept in the deletion log).",
+                    },
+                    "confirm": {"type": "boolean", "description": "true: really forget (default false: only preview)."},
+                },
+                ["target", "value"],
+            ),
+            _forget,
+        ),
+        Tool(
+            "memory_stats",
+            "How much is remembered: counts per layer and the latest fact's time.",
+            object_schema({}),
+            _memory_stats,
+        ),
+        Tool(
+            "get_entity_info",
+            "Everything known about one person/place/thing: aliases, merged duplicates and the "
+            "latest facts. For 'tell me everything about X'.",
+            object_schema(
+                {
+                    "entity": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_NAME,
+                        "description": "Name, alias or id.",
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 100,
+                        "description": "How many latest facts (default 20).",
+                    },
+                },
+                ["entity"],
+            ),
+            _get_entity_info,
+        ),
+        Tool(
+            "list_observations",
+            "Consolidated knowledge (observations), newest first; 'stale' ones predate newer facts.",
+            object_schema({"entity": _ENTITY, "stale_only": {"type": "boolean"}, "limit": _LIMIT}),
+            _list_observations,
+        ),
+        Tool(
+            "show_observation",
+            "One observation in full, with the facts it rests on.",
+            object_schema({"id": _ID}, ["id"]),
+            _show_observation,
+        ),
+        Tool(
+            "list_mental_models",
+            "Reports about people and topics (mental models), including the weekly reflection.",
+            object_schema(
+                {
+                    "entity": _ENTITY,
+                    "subtype": {"type": "string", "maxLength": MAX_NAME, "description": "e.g. 'reflection'."},
+                    "limit": _LIMIT,
+                }
+            ),
+            _list_mental_models,
+        ),
+        Tool(
+            "show_mental_model",
+            "One mental model's report in full.",
+            object_schema({"id": _ID}, ["id"]),
+            _show_mental_model,
+        ),
+        Tool(
+            "create_mental_model",
+            "Keep a report that answers a standing question about someone or something (e.g. name "
+            '"Caroline\'s career", question "What does Caroline want to do for work?"). It is built from '
+            "consolidated memory, versioned, and can be refreshed. Creating the same one twice returns it.",
+            object_schema(
+                {
+                    "name": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Short title."},
+                    "question": {"type": "string", "maxLength": 1000, "description": "What the report answers."},
+                    "entity": {
+                        **_ENTITY,
+                        "description": "Who or what it is about (name or id); default: from the name.",
+                    },
+                    "tags": {
+                        "type": "array",
+                        "maxItems": 20,
+                        "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
+                        "description": "Access tags: only callers holding one of them see it.",
+                    },
+                    "pin": {"type": "boolean", "description": "Refresh it after every consolidation (default false)."},
+                },
+                ["name"],
+            ),
+            _create_mental_model,
+        ),
+        Tool(
+            "refresh_mental_model",
+            "Rebuild a mental model's report from current memory (a new version when it changed).",
+            object_schema({"id": _ID}, ["id"]),
+            _refresh_mental_model,
+        ),
+    ],
+    # What a handler raises for a request that cannot be done as asked: the agent sees the reason.
+    refusals=(
+        RecallArgumentError,
+        corrections.LifecycleError,
+        ForgetError,
+        browse.NotFound,
+        mental_models.ModelError,
+    ),
+)
+TOOLS: list[dict[str, Any]] = REGISTRY.schemas()
+
+
+def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
+    """The OpenAI `tools=` list, all tools or the named ones."""
+    return REGISTRY.schemas(names)

@@ -1,15 +1,17 @@
-"""Agent tool calls with the side effects of a write: what the pipeline does for the facts it writes.
+"""The side effects of an agent's fact write: what the pipeline does for the facts it writes.
 
-`call_tool` (agent_tools) validates and runs one tool. A fact written through remember_fact or
-correct_fact is then, here, treated like one the writer made:
+The write tools of agent_tools (remember_fact, correct_fact) call `fact_side_effects` after their
+write commits, so every way an agent writes (`call_tool` in an OpenAI tool loop, the MCP server, the
+skills `write` script, the CLI) does the same:
   - co-occurrences: each pair of entities the fact names counts once more (entity_cooccurrences);
   - merge candidates: an entity the write created whose name is part of a known entity's name, or the
     other way round ('Sarah' and 'Sarah Chen'), is proposed for merging, never merged (a person decides);
-  - embeddings: the fact is embedded with the model of the store's vector index, so semantic recall
-    finds it at once, not after the next pipeline run.
-The write itself is committed before these run; a side effect that fails is reported in the result
-(`side_effects`) and logged, and the write stands. The MCP server and the skills `write` script both
-come through `run_tool`.
+  - embeddings: the fact is embedded with the model of the store's vector index (the configured one
+    for a store without an index yet), so semantic recall finds it at once, not after the next
+    pipeline run; through the checked ONNX export when there is one (embeddings.embed_facts_now).
+The write stands whatever happens here: a side effect that fails is reported in the result
+(`side_effects`, one line) and logged. A fact left without a vector is embedded by the pipeline's next
+embeddings run (layers.tool_facts_without_vectors: taken along with every partition's facts).
 """
 
 from __future__ import annotations
@@ -19,48 +21,34 @@ from itertools import combinations
 from typing import Any
 
 from nexus_memory import identity
-from nexus_memory.agent_tools import call_tool
 from nexus_memory.stores import Stores
+from nexus_memory.textcheck import one_line
 
 log = logging.getLogger(__name__)
 
-FACT_WRITING_TOOLS = ("remember_fact", "correct_fact")
 NAME_OVERLAP_CONFIDENCE = 0.5  # a shared name part is a lead for a person to check, not evidence
 MAX_CANDIDATES_PER_ENTITY = 5
 
 
-def run_tool(
-    stores: Stores,
-    name: str,
-    arguments: dict[str, Any] | str | None,
-    *,
-    session_id: str | None = None,
-    embedder: Any | None = None,
-) -> dict[str, Any]:
-    """`call_tool`, plus the side effects of a fact write (module docstring); never raises."""
-    last_entity = _last_entity_rowid(stores)
-    result = call_tool(stores, name, arguments, session_id=session_id, embedder=embedder)
-    if name in FACT_WRITING_TOOLS and "error" not in result and result.get("fact_id"):
-        result["side_effects"] = fact_side_effects(stores, result["fact_id"], last_entity, embedder)
-    return result
-
-
-def _last_entity_rowid(stores: Stores) -> int:
+def last_entity_rowid(stores: Stores) -> int:
+    """The newest entity's rowid: entities a write creates come after it."""
     return stores.conn.execute("SELECT coalesce(max(rowid), 0) FROM entities").fetchone()[0]
 
 
 def fact_side_effects(
-    stores: Stores, fact_id: str, last_entity_rowid: int, embedder: Any | None = None
+    stores: Stores, fact_id: str, entities_before: int, embedder: Any | None = None
 ) -> dict[str, Any]:
-    """Co-occurrences, merge candidates for entities created after `last_entity_rowid`, and the vector."""
+    """Co-occurrences, merge candidates for entities created after rowid `entities_before`, and the vector.
+
+    Never raises. `embedder` None: the index's model (see _embed)."""
     effects: dict[str, Any] = {}
     try:
         with stores.transaction():
             effects["cooccurrences"] = _count_cooccurrences(stores, fact_id)
-            effects["merge_candidates"] = _propose_name_overlaps(stores, fact_id, last_entity_rowid)
+            effects["merge_candidates"] = _propose_name_overlaps(stores, fact_id, entities_before)
     except Exception as exc:  # the fact is stored; only the bookkeeping is missing
         log.exception("side effects of fact %s failed", fact_id)
-        effects["error"] = f"{type(exc).__name__}: {exc}"
+        effects["error"] = one_line(f"{type(exc).__name__}: {exc}")
     effects.update(_embed(stores, fact_id, embedder))
     return effects
 
@@ -125,15 +113,15 @@ def name_overlaps(conn: Any, entity_id: str, normalized: str) -> list[tuple[str,
 
 def _embed(stores: Stores, fact_id: str, embedder: Any | None) -> dict[str, Any]:
     """Embed the fact with the index's model (the configured one for a store without an index yet)."""
-    from nexus_memory.embeddings import embed_pending, get_embedder
+    from nexus_memory.embeddings import embed_facts_now, get_embedder
     from nexus_memory.vectors.vec0 import index_state
 
     try:
         if embedder is None:
             state = index_state(stores.conn)
-            embedder = get_embedder(state[0] if state else None)
-        stats = embed_pending(stores, embedder, target_types=("fact",), fact_ids=[fact_id])
-        return {"embedded": stats.rows}
+            embedder = get_embedder(state[0] if state else None, settings=stores.settings)
+        return {"embedded": embed_facts_now(stores, embedder, [fact_id]).rows}
     except Exception as exc:  # recall still finds the fact by keyword and entity; the next run embeds it
         log.warning("fact %s not embedded: %s: %s", fact_id, type(exc).__name__, exc)
-        return {"embedded": 0, "embedding_error": f"{type(exc).__name__}: {exc}"}
+        reason = f"{type(exc).__name__}: {exc}; the fact is stored, found by keyword until the pipeline embeds it"
+        return {"embedded": 0, "embedding_error": one_line(reason)}

@@ -409,7 +409,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_skills(args: argparse.Namespace) -> int:
     from nexus_memory import skills
-    from nexus_memory.agent_writes import run_tool
+    from nexus_memory.agent_tools import call_tool
 
     if args.action == "export":
         with Stores(load_settings()) as stores:
@@ -430,7 +430,7 @@ def cmd_skills(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a malformed day
         return _fail(exc)
     with Stores(load_settings()) as stores:
-        result = run_tool(stores, "recall", arguments)
+        result = call_tool(stores, "recall", arguments)
     _print_json(result)
     return 1 if "error" in result else 0
 
@@ -556,12 +556,12 @@ def _login_name() -> str:
 
 def cmd_tool(args: argparse.Namespace) -> int:
     """remember / correct / confirm / entity / observations / models: the agent tool of the same name
-    (with the side effects of a fact write, agent_writes.run_tool)."""
-    from nexus_memory.agent_writes import run_tool
+    (a fact write with its side effects, agent_writes)."""
+    from nexus_memory.agent_tools import call_tool
 
     name, arguments = args.tool_call(args)
     with Stores(load_settings()) as stores:
-        result = run_tool(stores, name, {k: v for k, v in arguments.items() if v is not None})
+        result = call_tool(stores, name, {k: v for k, v in arguments.items() if v is not None})
     if "error" in result:
         return _fail(result["error"])
     _print_json(result) if args.json else print(json.dumps(result, indent=1, ensure_ascii=False, default=str))

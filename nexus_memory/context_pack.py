@@ -10,6 +10,8 @@ the relevant ones (the noise rule below) and packs them:
   belongs to (the observation's header and its change-over-time sentences shown once, each fact as a
   dated line without the repeated subject), or on its own when it belongs to none; so the hierarchy
   packs the facts the ranking chose, in fewer tokens and with their topic and history around them;
+  under a cap on facts (`max_facts`), one fact per source event: a second fact of a turn already
+  shown would take the slot of another turn, which may hold the answer;
 - with budget left, each relevant observation adds its members most similar to the prompt;
 - a stale observation is checked against its facts: the newest facts of its entity that consolidation
   has not seen yet follow it ("newer, not consolidated yet");
@@ -160,20 +162,21 @@ def pack(
     """Pack recalled items into `max_tokens` (see module docstring); items in injection order."""
     # The noise gate (nexus_memory.relevance) decides for every layer; reflections and the writer's own
     # notes are never injected as matches (the reflection has its own section).
-    higher = [
-        r
-        for r in relevance.evidence(stores.conn, prompt, recalled.higher, window=recalled.window)
-        if r.metadata.get("subtype") not in _NOT_INJECTED
-    ]
+    candidates = [r for r in recalled.higher if r.metadata.get("subtype") not in _NOT_INJECTED] + recalled.facts
+    kept = relevance.evidence(stores.conn, prompt, candidates, window=recalled.window)
+    higher = [r for r in kept if r.type != "fact"]
     packer = _Packer(stores, prompt, max_tokens, embedder, [r for r in higher if r.type == "observation"])
     for model in (r for r in higher if r.type == "mental_model"):
         packer.add_model(model)
-    shown = 0
-    for result in relevance.evidence(stores.conn, prompt, recalled.facts, window=recalled.window):
+    shown, told = 0, set[str]()  # facts shown; their source events
+    for result in (r for r in kept if r.type == "fact"):
         if max_facts is not None and shown >= max_facts:
             break
+        if max_facts is not None and result.source_event_ids and told.issuperset(result.source_event_ids):
+            continue  # see module docstring: the slot goes to another turn
         if packer.add_fact(result):
             shown += 1
+            told.update(result.source_event_ids)
     packer.add_siblings()
     return packer.finish()
 

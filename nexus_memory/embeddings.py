@@ -597,3 +597,30 @@ def _vectors(embedder: Embedder, texts: list[str], ahead: EmbeddingAhead | None)
 def unembedded_fact_texts(conn: db.Connection, model: str, fact_ids: Sequence[str]) -> list[str]:
     """What embed_pending would embed for those of `fact_ids` with no vector of `model` yet."""
     return [row[1] for row in _pending(conn, "fact", model, fact_ids)]
+
+
+# --- a few facts now: an agent's write ---------------------------------------------------------
+
+
+class _ExportedDocuments:
+    """A model's checked ONNX export standing in for it in embed_pending (model_name, dimension, encode)."""
+
+    def __init__(self, embedder: Embedder, encoder: query_encoder.OnnxQueryEncoder) -> None:
+        self.model_name, self.dimension, self._encoder = embedder.model_name, embedder.dimension, encoder
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        return self._encoder.encode(texts)
+
+
+def embed_facts_now(stores: Stores, embedder: Embedder, fact_ids: Sequence[str]) -> EmbedStats:
+    """Embed a few named facts at once (an agent's write), as embed_pending does.
+
+    Through the model's checked ONNX export when the process has it and the model embeds documents
+    and queries alike (no query prefix): a fresh process then stores the vector without importing
+    torch, and the export's parity check (query_encoder.PARITY_MIN_COSINE) keeps it the pipeline's
+    vector. Otherwise through the model.
+    """
+    encoder = getattr(embedder, "_query_encoder", None)
+    if encoder is not None and not embedder.query_prefix:
+        return embed_pending(stores, _ExportedDocuments(embedder, encoder), target_types=("fact",), fact_ids=fact_ids)  # type: ignore[arg-type]
+    return embed_pending(stores, embedder, target_types=("fact",), fact_ids=fact_ids)

@@ -1,5 +1,6 @@
-"""Validation against the JSON-schema subset our tool and answer schemas use (type, enum, required,
-additionalProperties, items, maxItems, min/max length, minimum/maximum), with messages a model can act on."""
+"""Validation against the JSON-schema subset our tool and answer schemas use (type or a list of types,
+enum, required, additionalProperties, items, maxItems, min/max length, minimum/maximum), with messages
+a model can act on."""
 
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> list[str]:
     """Errors of `value` against the JSON-schema subset our tools use (empty when valid)."""
     expected = schema.get("type")
-    if expected and not _TYPES[expected](value):
-        return [f"{path} must be {'an' if expected[0] in 'aeiou' else 'a'} {expected}, got {type(value).__name__}"]
+    if expected:
+        names = [expected] if isinstance(expected, str) else list(expected)  # a list: any of these types
+        if not any(_TYPES[name](value) for name in names):
+            wanted = " or ".join(names)
+            return [f"{path} must be {'an' if wanted[0] in 'aeiou' else 'a'} {wanted}, got {type(value).__name__}"]
     errors: list[str] = []
     if "enum" in schema and value not in schema["enum"]:
         errors.append(f"{path} must be one of {schema['enum']}, got {show(value)}")

@@ -20,6 +20,7 @@ from nexus_memory.embedding_ahead import EmbeddingAhead, ahead_for
 from nexus_memory.embeddings import Embedder, embed_pending, unembedded_fact_texts
 from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION, build_episodes
 from nexus_memory.partitions import partition_key
+from nexus_memory.recall.filters import TOOL_PLATFORM
 from nexus_memory.stores import Stores
 from nexus_memory.vectors.vec0 import index_state
 from nexus_memory.writer.base import EpisodeWriter
@@ -131,6 +132,17 @@ def events_summary(stores: Stores, platform: str, days: Sequence[str]) -> dict[s
 
 def _iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%MZ")
+
+
+def tool_facts_without_vectors(stores: Stores, model: str) -> list[str]:
+    """Facts the agent tools wrote (from no event) without a vector of `model`: their write could not
+    embed them, and no partition owns them, so every partition's embeddings run takes them along."""
+    rows = stores.conn.execute(
+        """SELECT f.id FROM facts f WHERE f.source_event_id IS NULL AND f.platform = ? AND NOT EXISTS (
+               SELECT 1 FROM embeddings m WHERE m.target_type = 'fact' AND m.target_id = f.id AND m.model = ?)""",
+        (TOOL_PLATFORM, model),
+    ).fetchall()
+    return [r[0] for r in rows]
 
 
 def partition_fact_ids(stores: Stores, platform: str, days: Sequence[str]) -> list[str]:
@@ -262,11 +274,12 @@ def _embed_facts(
     stores: Stores, report: LayerReport, embedder: Embedder, on_progress: Callable[[str], None] | None
 ) -> None:
     fact_ids = partition_fact_ids(stores, report.platform, report.days)
+    from_tools = tool_facts_without_vectors(stores, embedder.model_name)
     stats = embed_pending(
         stores,
         embedder,
         target_types=("fact",),
-        fact_ids=fact_ids,
+        fact_ids=fact_ids + from_tools,
         ahead=ahead_for(embedder),
         on_progress=(lambda done, total: on_progress(f"embedded {done}/{total}")) if on_progress else None,
     )
@@ -276,4 +289,5 @@ def _embed_facts(
         "vectors_added": stats.rows,
         "rows_per_s": round(stats.rows_per_s, 1),
         "facts_in_batch": len(fact_ids),
+        "tool_facts_pending": len(from_tools),
     }

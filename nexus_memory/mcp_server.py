@@ -1,9 +1,9 @@
 """`nexus-memory mcp`: the agent tools served over the Model Context Protocol (official `mcp` SDK).
 
 One registry: the tools listed are `agent_tools.tool_schemas()` (name, description and the same
-JSON schema the OpenAI tool loop gets), and every call goes through `agent_writes.run_tool`, that is
-`agent_tools.call_tool` (validation, dispatch) plus the side effects of a fact write. So a tool added
-there is served here with nothing to change. The SDK's low-level `Server` is used because it takes
+JSON schema the OpenAI tool loop gets), and every call goes through `agent_tools.call_tool`
+(validation, dispatch; a fact write with its side effects, agent_writes). So a tool added there is
+served here with nothing to change. The SDK's low-level `Server` is used because it takes
 those schemas as they are; its high-level `MCPServer` derives schemas from Python signatures.
 
 Every bad call (unknown tool, invalid arguments, a failure inside a tool) answers a tool result with
@@ -28,8 +28,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from nexus_memory.agent_tools import tool_schemas
-from nexus_memory.agent_writes import run_tool
+from nexus_memory.agent_tools import call_tool, tool_schemas
 from nexus_memory.config import Settings
 from nexus_memory.stores import Stores
 
@@ -88,7 +87,7 @@ class MemoryToolServer:
     ) -> types.CallToolResult:
         try:
             result = await anyio.to_thread.run_sync(self.call, params.name, params.arguments)
-        except Exception as exc:  # run_tool never raises; this guards the thread hop itself
+        except Exception as exc:  # call_tool never raises; this guards the thread hop itself
             log.exception("tool %s failed", params.name)
             result = {"error": f"internal error in {params.name}: {type(exc).__name__}: {exc}"}
         return as_call_result(result)
@@ -96,7 +95,7 @@ class MemoryToolServer:
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """One tool call on the stores (blocking): the result dict, or {"error": ...}."""
         with self._lock:
-            return run_tool(self.stores, name, arguments or {}, session_id=self.session_id)
+            return call_tool(self.stores, name, arguments or {}, session_id=self.session_id)
 
 
 def as_call_result(result: dict[str, Any]) -> types.CallToolResult:

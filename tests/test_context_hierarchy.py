@@ -110,3 +110,28 @@ def test_facts_only_and_a_small_budget(stores: Stores, alice: str) -> None:
     assert sum(i.tokens for i in items) <= 60
     tiny = build_context(stores, "How is Alice's marathon training going?", max_tokens=40)
     assert sum(i.tokens for i in tiny) <= 40
+
+
+def test_under_a_fact_cap_each_slot_shows_another_turn(stores: Stores) -> None:
+    """Two facts of one source turn take one slot of max_facts: the next slot goes to another turn."""
+    from nexus_memory.context_pack import Recalled, pack
+    from nexus_memory.recall.results import RecallResult
+
+    def result(fact_id: str, event: str, text: str) -> RecallResult:
+        return RecallResult(
+            fact_id, "fact", text, 0.0, None, [event], [], {"semantic": 1}, None, None, None,
+            metadata={"scores": {"semantic": 0.6}},
+        )  # fmt: skip
+
+    recalled = Recalled(
+        [],
+        [
+            result("f1", "e1", "Alice Chen runs at dawn."),
+            result("f2", "e1", "Alice Chen runs along the river."),
+            result("f3", "e2", "Alice Chen ran 30 km on Sunday."),
+        ],
+    )
+    capped = pack(stores, "How does Alice run?", recalled, max_tokens=800, max_facts=2)
+    assert [item.id for item in capped] == ["f1", "f3"]
+    uncapped = pack(stores, "How does Alice run?", recalled, max_tokens=800)
+    assert [item.id for item in uncapped] == ["f1", "f2", "f3"]

@@ -9,8 +9,9 @@ from openai.types.chat import ChatCompletionFunctionTool
 from openai.types.shared import FunctionDefinition
 
 from nexus_memory import identity
-from nexus_memory.agent_tools import TOOLS, call_tool, tool_schemas, validate
+from nexus_memory.agent_tools import TOOLS, call_tool, tool_schemas
 from nexus_memory.context import get_context
+from nexus_memory.json_schema import validate
 from nexus_memory.stores import Stores
 from tests.test_recall import (
     JUNE_2023,

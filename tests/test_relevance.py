@@ -45,7 +45,16 @@ DAY = (JUNE_2023 - 3_600_000, JUNE_2023 + 3_600_000)
         (_result(0.42), NOTHING, False, (None, None), True),  # a clear topic match
         (_result(0.33), NOTHING, False, (None, None), False),  # a vague one alone is noise
         (_result(0.33, entities=(SARAH,)), KNOWN, False, (None, None), True),  # ... unless a named entity agrees
-        (_result(0.33), KNOWN, True, (None, None), True),  # ... or a rare shared word
+        (_result(0.33), NOTHING, True, (None, None), True),  # ... or a rare shared word
+        (
+            _result(0.45, entities=("ent_maria",)),
+            KNOWN,
+            True,
+            (None, None),
+            False,
+        ),  # asked about Sarah, the fact is about Maria
+        (_result(0.33), KNOWN, True, (None, None), True),  # a fact linked to nobody (the user) is no one else
+        (_result(0.52, entities=("ent_maria",)), KNOWN, False, (None, None), True),  # ... a strong match all the same
         (_result(0.33), NOTHING, False, DAY, True),  # ... or the time the prompt asked about
         (_result(0.25, entities=(SARAH,)), KNOWN, False, DAY, True),  # weak, but two signals agree
         (_result(0.25, entities=(SARAH,)), KNOWN, False, (None, None), False),  # ... one is not enough
@@ -58,6 +67,15 @@ DAY = (JUNE_2023 - 3_600_000, JUNE_2023 + 3_600_000)
 )
 def test_evidence_rule(result: RecallResult, reading: PromptReading, rare: bool, window: tuple, expected: bool) -> None:
     assert is_evidence(result, reading, rare, window=window) is expected
+
+
+def test_a_block_opens_only_on_a_lead() -> None:
+    """Evidence is injected only when one item is strong on the prompt's topic: its similarity plus
+    WORD_WEIGHT times the share of the prompt's words (names aside) it holds reaches LEAD_SIM."""
+    assert relevance.leads(_result(0.5), held=0.0)
+    assert not relevance.leads(_result(0.42), held=0.0)  # a name and a vague topic: no lead
+    assert relevance.leads(_result(0.42), held=0.5)  # ... half the words the prompt asks about: a lead
+    assert relevance.leads(_result(None, ranks={"recency": 1}), held=0.0)
 
 
 def test_without_vectors_the_lexical_signals_decide() -> None:
@@ -103,3 +121,14 @@ def test_strangers_are_bounded_and_odd_text_is_safe(stores: Stores) -> None:
     assert len(read_prompt(stores.conn, prompt).strangers) == relevance.MAX_STRANGERS
     for odd in ("", '\ud800 NEAR( "* 🙂', "O'Brien's", "x" * 10_000, 'say "AND" OR NOT Zed*'):
         read_prompt(stores.conn, odd)
+
+
+def test_a_name_its_facts_hold_needs_a_lead_too(stores: Stores) -> None:
+    """A capitalised word the store's facts hold, though no entity, makes a prompt about someone known:
+    vague topic matches alone inject nothing; a prompt naming nothing is spared the lead rule."""
+    add_fact(stores, "Tim lent the user a ladder")
+    vague = [_result(0.42), _result(0.41)]
+    assert relevance.evidence(stores.conn, "What soup did Tim make last week?", vague) == []
+    lead = _result(0.55)
+    assert relevance.evidence(stores.conn, "What soup did Tim make last week?", [*vague, lead]) == [*vague, lead]
+    assert relevance.evidence(stores.conn, "what soup could I make tonight?", vague) == vague

@@ -16,6 +16,7 @@ from typing import Any
 from nexus_memory import identity
 from nexus_memory.ids import now_ms, ulid
 from nexus_memory.stores import Stores
+from nexus_memory.tooling import ToolError  # the one tool error, also for callers importing it from here
 
 DEDUP_JACCARD = 0.75
 DEDUP_WINDOW_MS = 24 * 3600 * 1000
@@ -67,10 +68,6 @@ _STOP = frozenset(
         "really",
     ]
 )
-
-
-class ToolError(ValueError):
-    """A tool call with bad arguments or an impossible request; the message says what to fix."""
 
 
 def content_tokens(text: str) -> set[str]:

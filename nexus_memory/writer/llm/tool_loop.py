@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_memory.llm.client import RETRY_TEMPERATURE, Budget, LLMClient, LLMError, Usage, clip
+from nexus_memory.tooling import ToolError, parse_arguments
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.llm.episode import render_episode, system_prompt
 from nexus_memory.writer.llm.model_tools import OPENAI_TOOLS, TOOL_NAMES, ModelTools, undone_on_error
-from nexus_memory.writer.tools import ToolError, WriterTools
+from nexus_memory.writer.tools import WriterTools
 
 log = logging.getLogger(__name__)
 
@@ -87,20 +88,6 @@ class _Call:
 
 
 # -- parsing tool calls --------------------------------------------------------------------------
-def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
-    """Tool arguments as a dict; raise ToolError with a fixable message otherwise."""
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ToolError(f"arguments are not valid JSON ({exc.msg} at character {exc.pos})") from exc
-    if not isinstance(raw, dict):
-        raise ToolError("arguments must be a JSON object")
-    return raw
-
-
 def calls_in_content(text: str) -> list[_Call]:
     """Tool calls a model wrote as JSON in its message text ({"name": ..., "arguments": {...}})."""
     decoder = json.JSONDecoder()

@@ -31,6 +31,7 @@ from typing import Any
 
 from nexus_memory import identity
 from nexus_memory.events import Event
+from nexus_memory.tooling import ToolError
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.extractor import annotate_relative_dates, explicit_date, find_introductions, split_sentences
 from nexus_memory.writer.extractor.causal import CAUSAL_INFIX, CAUSAL_LINK_PREV, CAUSAL_PREFIX
@@ -38,7 +39,6 @@ from nexus_memory.writer.extractor.pronouns import resolve_pronouns
 from nexus_memory.writer.extractor.text import lower_first
 from nexus_memory.writer.extractor.words import NOT_NAMES, STOPWORDS
 from nexus_memory.writer.llm.model_tools import ModelTools
-from nexus_memory.writer.tools import ToolError
 
 ENTITY_TYPES = (
     "person",
