@@ -186,7 +186,7 @@ def run_layer(
     elif layer == "facts":
         if writer is None:
             raise ValueError("the facts layer needs a writer")
-        ahead = ahead_for(embedder) if embedder is not None else None
+        ahead = _ahead(embedder)
         _write_facts(stores, report, writer, only_failed, episode_ids, on_progress, ahead)
     elif layer == "embeddings":
         if embedder is None:
@@ -213,6 +213,11 @@ def run_layers(
         run_layer(stores, layer, platform, days, writer=writer, embedder=embedder, on_progress=on_progress)
         for layer in layers
     ]
+
+
+def _ahead(embedder: Embedder | None) -> EmbeddingAhead | None:
+    """The embedder's embedding-ahead worker; none for stand-ins (tests' fake embedders) that have no model."""
+    return ahead_for(embedder) if isinstance(embedder, Embedder) else None
 
 
 def _build_episodes(stores: Stores, report: LayerReport) -> None:
@@ -280,7 +285,7 @@ def _embed_facts(
         embedder,
         target_types=("fact",),
         fact_ids=fact_ids + from_tools,
-        ahead=ahead_for(embedder),
+        ahead=_ahead(embedder),
         on_progress=(lambda done, total: on_progress(f"embedded {done}/{total}")) if on_progress else None,
     )
     report.rows = stats.rows
