@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nexus_memory import db
-from nexus_memory.lifecycle.reconsolidate import OBSERVATION_TYPE
 from nexus_memory.lifecycle.state import hidden_sql
+from nexus_memory.recall.filters import OBSERVATION_TYPE
 
 PREVIEW_CHARS = 300
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from nexus_memory.config import Settings
 from nexus_memory.json_schema import validate
+
+if TYPE_CHECKING:  # imported where a call is made: agent tools and CLI writes must not pay ~0.4 s for it
+    import openai
 
 FATAL_STATUS = (400, 401, 403, 404, 422)  # the same request cannot succeed on a retry
 
@@ -33,6 +34,8 @@ class JsonCallError(Exception):
 
 def openai_client(base_url: str, api_key: str, timeout_s: float) -> openai.OpenAI:
     """A client that never retries by itself: callers retry, rolling back and telling the model between tries."""
+    import openai
+
     return openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0)
 
 
@@ -65,6 +68,8 @@ def json_call(
     timeout_s: float = 60,
 ) -> JsonAnswer:
     """One completion constrained to `schema`, validated again here (servers do not all enforce it)."""
+    import openai
+
     try:
         response = client.chat.completions.create(
             model=model,

@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from nexus_memory.config import Settings
 from nexus_memory.consolidation.slots import day_month_year
 from nexus_memory.llm_json import JsonCallError, json_call, llm_settings, openai_client
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 
