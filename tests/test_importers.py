@@ -268,9 +268,9 @@ def test_locomo_turns_become_ordered_events(tmp_path: Path, stores: Stores) -> N
         "platform": "locomo",
         "thread_id": "conv-x",
         "session_id": "conv-x:session_1",
-        "sender_id": "Ada",
+        "sender_id": "conv-x/Ada",
         "sender_name": "Ada",
-        "peer_id": "Ben",
+        "peer_id": "conv-x/Ben",
         "peer_kind": "dm",
         "direction": "inbound",
         "content": "Hi Ben!",
@@ -287,6 +287,20 @@ def test_locomo_turns_become_ordered_events(tmp_path: Path, stores: Stores) -> N
     assert [line for _, line, _ in rejects(stores)] == [3, 5]
     ids = [r[0] for r in stores.conn.execute("SELECT id FROM events ORDER BY as_of")]
     assert ids == ["locomo:conv-x:D1:1", "locomo:conv-x:D1:2", "locomo:conv-x:D2:1"]
+
+
+def test_locomo_speakers_of_two_conversations_are_two_handles(tmp_path: Path, stores: Stores) -> None:
+    """Two conversations' "Ada"s are two people: two delivery entities, never one by their shared name."""
+    first, second = locomo_conversation(), locomo_conversation()
+    second["sample_id"] = "conv-y"
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([first, second]), encoding="utf-8")
+    import_file(stores, path, "locomo")
+    contacts = stores.conn.execute(
+        "SELECT handle, entity_id FROM contacts WHERE handle LIKE '%/Ada' ORDER BY handle"
+    ).fetchall()
+    assert [handle for handle, _ in contacts] == ["conv-x/Ada", "conv-y/Ada"]
+    assert contacts[0][1] != contacts[1][1]
 
 
 def test_locomo_date_parsing() -> None:
@@ -315,7 +329,7 @@ def test_locomo_first_dev_conversation(tmp_path: Path, stores: Stores) -> None:
     expected = [t["dia_id"] for n in locomo.session_numbers(dialogue) for t in dialogue[f"session_{n}"]]
     assert order == expected
     speakers = {r[0] for r in stores.conn.execute("SELECT handle FROM contacts")}
-    assert speakers == {dialogue["speaker_a"], dialogue["speaker_b"]}
+    assert speakers == {f"{sample_id}/{dialogue['speaker_a']}", f"{sample_id}/{dialogue['speaker_b']}"}
 
 
 # --- ChatGPT ---------------------------------------------------------------------------------------

@@ -115,15 +115,22 @@ def turn_event(
         "platform": PLATFORM,
         "thread_id": sample_id,
         "session_id": f"{sample_id}:session_{session}",
-        "sender_id": speaker,
+        "sender_id": speaker_handle(sample_id, speaker),
         "sender_name": speaker,
-        "peer_id": other_speaker(speaker, speakers),
+        "peer_id": speaker_handle(sample_id, other_speaker(speaker, speakers)),
         "peer_kind": "dm",
         "direction": "inbound",
         "content": content,
         "as_of": as_of.isoformat(),
         "metadata": {"dia_id": dia_id, "session": session, "conversation": sample_id},
     }
+
+
+def speaker_handle(sample_id: str, speaker: Any) -> Any:
+    """The handle a speaker sends from: scoped to its conversation, since each LoCoMo conversation is its
+    own world (two conversations' "John"s are two people, and one handle would merge them). Anything
+    but a name is passed through for `parse_event` to judge."""
+    return f"{sample_id}/{speaker}" if isinstance(speaker, str) and speaker.strip() else speaker
 
 
 def other_speaker(speaker: Any, speakers: tuple[Any, Any]) -> str | None:
