@@ -222,9 +222,14 @@ def _source_lines(wanted: bool, event_ids: list[str]) -> list[str]:
 
 def cmd_context(args: argparse.Namespace) -> int:
     from nexus_memory.context import get_context
+    from nexus_memory.participants import parse_participant
 
+    try:
+        people = [parse_participant(text) for text in args.participant or []]
+    except ValueError as exc:
+        return _fail(exc)
     with Stores(load_settings()) as stores:
-        print(get_context(stores, args.prompt, session_id=args.session))
+        print(get_context(stores, args.prompt, session_id=args.session, participants=people))
     return 0
 
 
@@ -710,6 +715,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("context", help="the memory block to inject before an agent turn")
     p.add_argument("prompt")
     p.add_argument("--session", help="current session id (its own facts are excluded)")
+    p.add_argument(
+        "--participant",
+        action="append",
+        metavar="PLATFORM:HANDLE[=NAME]",
+        help="someone in the conversation, as their platform delivers them (repeatable): a name they go by "
+        "means them, not another person of that name",
+    )
     p.set_defaults(func=cmd_context)
 
     p = sub.add_parser("candidates", help="list, accept or reject entity merge candidates, or undo a merge")

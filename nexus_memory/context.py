@@ -34,6 +34,7 @@ from collections.abc import Sequence
 
 from nexus_memory import db
 from nexus_memory.context_pack import ContextItem, build_context
+from nexus_memory.participants import Participant
 from nexus_memory.recall.results import touch_results
 from nexus_memory.stores import Stores
 
@@ -56,11 +57,14 @@ def get_context(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     tags: Sequence[str] | None = None,
     strict: bool = False,
+    participants: Sequence[Participant] = (),
 ) -> str:
     """The memory block for `prompt`, or "" when nothing relevant is remembered.
 
     Facts of the current `session_id` are excluded (the conversation already holds them); `tags`
-    scopes mental models (see recall). Injected items count as accessed. By default it never raises:
+    scopes mental models (see recall); `participants`, the delivered handles of the people in the
+    conversation, say who a name in the prompt means (a John this memory never met is not the John it
+    knows: `nexus_memory.participants`). Injected items count as accessed. By default it never raises:
     injection must not break an agent turn, so a failure is logged and answered with "". `strict=True`
     lets the error through (tests, callers that must tell "nothing relevant" from "recall failed").
     """
@@ -74,6 +78,7 @@ def get_context(
             reference_time=reference_time,
             embedder=embedder,
             tags=tags,
+            participants=participants,
         )
         if not items:
             return ""

@@ -37,6 +37,7 @@ from nexus_memory.consolidation.render import MemberFact, fact_line
 from nexus_memory.consolidation.store import fact_rows, fact_vectors
 from nexus_memory.consolidation.subjects import load_entities
 from nexus_memory.consolidation.topics import content_words
+from nexus_memory.participants import Participant
 from nexus_memory.recall.engine import recall
 from nexus_memory.recall.results import RecallResult
 from nexus_memory.recall.strategies import default_embedder
@@ -87,8 +88,10 @@ def build_context(
     reference_time: int | None = None,
     embedder: Any = None,
     tags: Sequence[str] | None = None,
+    participants: Sequence[Participant] = (),
 ) -> list[ContextItem]:
-    """The items of the context block for `prompt`, in injection order (see module docstring)."""
+    """The items of the context block for `prompt`, in injection order (see module docstring);
+    `participants` say who a name in the prompt means (`nexus_memory.participants`)."""
     limit = max(max_facts * 3, 10) if max_facts else fact_limit(max_tokens)
     recalled = recall_layers(
         stores,
@@ -100,7 +103,15 @@ def build_context(
         embedder=embedder,
         tags=tags,
     )
-    return pack(stores, prompt, recalled, max_tokens=max_tokens, max_facts=max_facts, embedder=embedder)
+    return pack(
+        stores,
+        prompt,
+        recalled,
+        max_tokens=max_tokens,
+        max_facts=max_facts,
+        embedder=embedder,
+        participants=participants,
+    )
 
 
 def fact_limit(max_tokens: int) -> int:
@@ -158,12 +169,13 @@ def pack(
     max_tokens: int,
     max_facts: int | None = None,
     embedder: Any = None,
+    participants: Sequence[Participant] = (),
 ) -> list[ContextItem]:
     """Pack recalled items into `max_tokens` (see module docstring); items in injection order."""
     # The noise gate (nexus_memory.relevance) decides for every layer; reflections and the writer's own
     # notes are never injected as matches (the reflection has its own section).
     candidates = [r for r in recalled.higher if r.metadata.get("subtype") not in _NOT_INJECTED] + recalled.facts
-    kept = relevance.evidence(stores.conn, prompt, candidates, window=recalled.window)
+    kept = relevance.evidence(stores.conn, prompt, candidates, window=recalled.window, participants=participants)
     higher = [r for r in kept if r.type != "fact"]
     packer = _Packer(stores, prompt, max_tokens, embedder, [r for r in higher if r.type == "observation"])
     for model in (r for r in higher if r.type == "mental_model"):

@@ -192,11 +192,11 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
     if row:
         entity_id = canonical_id(conn, row[0])
     else:
-        kind = handle_type(event.platform, event.sender_id)
-        delivery_id = stable_id("ent", "delivery", event.platform, delivery_key(kind, event.sender_id))
-        if get_entity(conn, delivery_id) is not None:
-            entity_id = canonical_id(conn, delivery_id)
+        found = delivered_entity(conn, event.platform, event.sender_id)
+        if found is not None:
+            entity_id = found
         else:
+            kind = handle_type(event.platform, event.sender_id)
             entity_id = create_entity(
                 conn,
                 event.sender_id,
@@ -204,7 +204,7 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
                 source="delivery",
                 seen_at=event.as_of,
                 is_user=event.direction == "outbound",
-                entity_id=delivery_id,
+                entity_id=_delivery_id(event.platform, event.sender_id),
             )
             _propose_same_handle(conn, entity_id, event)
         conn.execute(
@@ -221,6 +221,22 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
             (event.session_id, entity_id, event.platform, now_ms()),
         )
     return entity_id
+
+
+def delivered_entity(conn: db.Connection, platform: str, handle: str) -> str | None:
+    """The live entity a delivered handle is: its contact's, else the delivery entity of the same handle
+    in another lossless spelling on this platform; None when this memory never had a message from it."""
+    row = conn.execute(
+        "SELECT entity_id FROM contacts WHERE platform = ? AND handle = ?", (platform, handle)
+    ).fetchone()
+    if row:
+        return canonical_id(conn, row[0])
+    delivery_id = _delivery_id(platform, handle)
+    return canonical_id(conn, delivery_id) if get_entity(conn, delivery_id) is not None else None
+
+
+def _delivery_id(platform: str, handle: str) -> str:
+    return stable_id("ent", "delivery", platform, delivery_key(handle_type(platform, handle), handle))
 
 
 def _propose_same_handle(conn: db.Connection, entity_id: str, event: Event) -> None:

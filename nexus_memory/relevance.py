@@ -57,6 +57,7 @@ from dataclasses import dataclass
 
 from nexus_memory import db
 from nexus_memory.calendar_words import MONTHS, WEEKDAYS
+from nexus_memory.participants import NAME_RUN, MeantNames, Participant, meant_names
 from nexus_memory.recall import keyword
 from nexus_memory.recall.query_entities import match_query_entities
 from nexus_memory.recall.results import RecallResult
@@ -75,7 +76,6 @@ MAX_STRANGERS = 8  # unknown capitalised words collected from one prompt (more c
 
 # A capitalised word, possibly with a possessive; a run of them ("Sarah Connor", "New York").
 _CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][\w'’.-]*[\w])")
-_CAPITALISED_RUN = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*")
 _SENTENCE_END = re.compile(r"[.!?:;\"“(\n]\s*$")
 _CALENDAR = frozenset(MONTHS) | frozenset(WEEKDAYS)
 # Titles before a name: not names themselves, and their period does not end a sentence.
@@ -104,6 +104,7 @@ class PromptReading:
     rare_terms: tuple[str, ...]  # prompt terms in few facts (but some)
     knows_a_name: bool = False  # some capitalised word of the prompt is an entity or in a fact
     words: tuple[str, ...] = ()  # the prompt's search terms, the words of the names it names left out
+    others: frozenset[str] = frozenset()  # entities of a name that means a participant, who are someone else
 
     @property
     def about_strangers(self) -> bool:
@@ -111,8 +112,9 @@ class PromptReading:
         return bool(self.strangers) and not self.named and not self.knows_a_name
 
 
-def read_prompt(conn: db.Connection, prompt: str) -> PromptReading:
-    """Look the prompt's names and terms up in the store (a few indexed probes)."""
+def read_prompt(conn: db.Connection, prompt: str, participants: Sequence[Participant] = ()) -> PromptReading:
+    """Look the prompt's names and terms up in the store (a few indexed probes); a name a participant
+    goes by means that participant (`nexus_memory.participants`)."""
     prompt = safe_text(prompt, keyword.MAX_QUERY_CHARS)  # lone surrogates cannot reach SQLite
     # max(rowid) stands in for count(*), which reads a whole index (tens of ms at 1M facts).
     facts = conn.execute("SELECT coalesce(max(rowid), 0) FROM facts").fetchone()[0]
@@ -122,14 +124,18 @@ def read_prompt(conn: db.Connection, prompt: str) -> PromptReading:
         frequency = keyword.document_frequency(conn, "facts_fts", term, cap=rare_limit + 1)
         if 0 < frequency <= rare_limit:
             rare.append(term)
-    unknown, known = _capitalised_words(conn, prompt)
-    named = named_entities(conn, prompt)
-    return PromptReading(named, unknown, tuple(rare), known, _words_besides_names(conn, prompt, named))
+    names = meant_names(conn, prompt, participants)
+    unknown, known = _capitalised_words(conn, prompt, names)
+    named = (named_entities(conn, prompt) - names.others) | {e for ids in names.meant.values() for e in ids}
+    words = _words_besides_names(conn, prompt, named, names)
+    return PromptReading(named, unknown, tuple(rare), known, words, names.others)
 
 
-def _words_besides_names(conn: db.Connection, prompt: str, named: frozenset[str]) -> tuple[str, ...]:
-    """The prompt's search terms (as recall probes them) without the words of these entities' names."""
-    terms = keyword.extract_terms(prompt)[: keyword.MAX_PROBES]
+def _words_besides_names(conn: db.Connection, prompt: str, named: frozenset[str], names: MeantNames) -> tuple[str, ...]:
+    """The prompt's search terms (as recall probes them) without the words of these entities' names
+    and of the participants' names it says."""
+    meant_words = set(names.word_meanings())
+    terms = [t for t in keyword.extract_terms(prompt)[: keyword.MAX_PROBES] if t not in meant_words]
     if not named:
         return tuple(terms)
     ids = sorted(named)
@@ -145,7 +151,7 @@ def _words_besides_names(conn: db.Connection, prompt: str, named: frozenset[str]
 def named_entities(conn: db.Connection, prompt: str) -> frozenset[str]:
     """Entities the prompt names: written as a name (capitalised), or, written any way, one that is not
     a common noun or a date ('concept', 'date': "dance" or "2023" match those, and name nobody)."""
-    runs = [m.group(0) for m in _CAPITALISED_RUN.finditer(prompt)][: keyword.MAX_PROBES]
+    runs = [m.group(0) for m in NAME_RUN.finditer(prompt)][: keyword.MAX_PROBES]
     as_names = {e for run in runs for e in match_query_entities(conn, run)}
     anyhow = set(match_query_entities(conn, prompt)) - as_names
     candidates = sorted(as_names | anyhow)
@@ -159,16 +165,24 @@ def named_entities(conn: db.Connection, prompt: str) -> frozenset[str]:
     )
 
 
-def _capitalised_words(conn: db.Connection, prompt: str) -> tuple[tuple[str, ...], bool]:
+def _capitalised_words(conn: db.Connection, prompt: str, names: MeantNames) -> tuple[tuple[str, ...], bool]:
     """The prompt's capitalised words (not opening a sentence) that no entity or fact holds, and
-    whether any other one is known to the store."""
+    whether any other one is known to the store. A word of a participant's name is theirs wherever it
+    stands: a stranger's when this memory never met them, known when it did."""
     found: list[str] = []
     known = False
     probes = 0
+    meanings = names.word_meanings()
     for match in _CAPITALISED.finditer(prompt[: keyword.MAX_QUERY_CHARS]):
         word = re.sub(r"['’]s$", "", match.group(1)).rstrip(".")
         key = word.lower()
         if len(word) < 2 or key in keyword.STOPWORDS or key in _TITLES or key in _CALENDAR or key in found:
+            continue
+        if key in meanings:
+            if meanings[key]:
+                known = True
+            elif len(found) < MAX_STRANGERS:
+                found.append(key)
             continue
         if _starts_sentence(prompt, match.start()):
             continue
@@ -197,12 +211,13 @@ def _starts_sentence(text: str, start: int) -> bool:
 
 def _known_name(conn: db.Connection, key: str) -> bool:
     """An entity or alias is this word, or starts with it: a first name ("sarah" of "sarah connor") or,
-    from three letters on, a short form ("mel" of "melanie")."""
+    from three letters on, a short form ("mel" of "melanie"). Aliases count like names: a delivered
+    entity is named by its handle, and the name people use is its display-name alias."""
     low, high = (key, key + "\uffff") if len(key) >= 3 else (key + " ", key + "!")
     row = conn.execute(
         """SELECT 1 FROM entities WHERE normalized = ? OR (normalized >= ? AND normalized < ?)
-           UNION ALL SELECT 1 FROM aliases WHERE normalized = ? LIMIT 1""",
-        (key, low, high, key),
+           UNION ALL SELECT 1 FROM aliases WHERE normalized = ? OR (normalized >= ? AND normalized < ?) LIMIT 1""",
+        (key, low, high, key, low, high),
     ).fetchone()
     return row is not None
 
@@ -239,9 +254,11 @@ def is_evidence(
     similarity = result.metadata.get("scores", {}).get("semantic")
     if similarity is None:
         similarity = 0.0  # not among the semantic strategy's candidates: further than all of them
+    about = any(e.get("id") in reading.named for e in result.entities)
+    if not about and any(e.get("id") in reading.others for e in result.entities):
+        return False  # about someone else of the name a participant goes by: the shared name is all it matches
     if reading.about_strangers:
         return similarity >= thresholds.stranger
-    about = any(e.get("id") in reading.named for e in result.entities)
     if vectors and reading.named and not about and similarity < thresholds.other_subject and _names_someone(result):
         return False  # the prompt asks about someone, the fact about other people (the "who" rule)
     if similarity >= thresholds.topic:
@@ -289,11 +306,12 @@ def evidence(
     *,
     window: tuple[int | None, int | None] = (None, None),
     thresholds: Thresholds = Thresholds(),
+    participants: Sequence[Participant] = (),
 ) -> list[RecallResult]:
     """The results that are evidence for `prompt`, in their order; none unless one of them leads."""
     if not results:
         return []
-    reading = read_prompt(conn, prompt)
+    reading = read_prompt(conn, prompt, participants)
     fact_ids = [r.id for r in results if r.type == "fact"]
     rare = facts_holding(conn, reading.rare_terms, fact_ids)
     vectors = any("semantic" in r.ranks for r in results)

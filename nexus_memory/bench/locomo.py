@@ -12,7 +12,11 @@ Injection, per conversation (`noise` in the output):
 - silent_on_foreign: the share of its questions for which `get_context` injects nothing from a store
   that holds only the *other* conversations (built like the others, through the whole pipeline);
   `silent_on_foreign_other_prompts` is the same without the questions that name a speaker another
-  conversation also has (LoCoMo dev has two Johns: a memory that knows a John answers about him).
+  conversation also has (LoCoMo dev has two Johns).
+Each question is asked as an agent hook asks it: with the conversation's speakers as `participants`
+(the handles they send from), so "John" means this conversation's John, and a store that never heard
+from him is not asked about the other one. `names_only` holds the same figures without participants,
+where a memory that knows a John answers about him.
 Those stores hold the same facts again, so vectors are computed once per text (`_VectorMemo`).
 
 No LLM is used anywhere. Nothing here knows about LoCoMo beyond the importer and the scoring.
@@ -40,8 +44,9 @@ from nexus_memory.context import get_context
 from nexus_memory.context_pack import build_context
 from nexus_memory.embeddings import Embedder, get_embedder
 from nexus_memory.events import ingest
-from nexus_memory.importers import read_records
+from nexus_memory.importers import locomo, read_records
 from nexus_memory.layers import run_layers
+from nexus_memory.participants import Participant
 from nexus_memory.partitions import ledger_days
 from nexus_memory.recall import recall
 from nexus_memory.recall.keyword import extract_terms, match_expression
@@ -166,6 +171,7 @@ def run_conversation(
         ]
         bm25 = _bm25_index(turns)
         latest = stores.conn.execute("SELECT max(as_of) FROM events").fetchone()[0]
+        speakers = locomo.participants(conversation)
         for qa in conversation["qa"]:
             evidence = normalise_evidence(qa.get("evidence", []))
             if not evidence:
@@ -183,19 +189,29 @@ def run_conversation(
             latency = (time.perf_counter() - q_started) * 1000
             ranked = _fact_turns(stores, [r.id for r in response.results if r.type == "fact"])
             baseline = _bm25(bm25, qa["question"], max(KS))
-            items = build_context(stores, qa["question"], max_facts=5, reference_time=latest)
-            injected = _fact_turns(stores, [fid for item in items for fid in (item.shown_fact_ids or [item.result.id])])
+            hits = {
+                key: bool(set(_injected_turns(stores, qa["question"], latest, people)) & set(evidence))
+                for key, people in (("context_hit", speakers), ("context_hit_names_only", ()))
+            }
             rows.append(
                 {
                     "category": qa["category"],
                     "latency_ms": latency,
                     **{f"r@{k}": recall_at(ranked, evidence, k) for k in KS},
                     **{f"bm25_r@{k}": recall_at(baseline, evidence, k) for k in KS},
-                    "context_hit": bool(set(injected) & set(evidence)),
+                    **hits,
                 }
             )
         rows.append({"timings": timings, "facts": stores.counts()["facts"], "turns": len(turns), "latest": latest})
     return rows
+
+
+def _injected_turns(
+    stores: Stores, question: str, reference_time: int | None, participants: Sequence[Participant]
+) -> list[str]:
+    """The dia_ids of the turns behind the facts `get_context` would inject (five facts at most)."""
+    items = build_context(stores, question, max_facts=5, reference_time=reference_time, participants=participants)
+    return _fact_turns(stores, [fid for item in items for fid in (item.shown_fact_ids or [item.result.id])])
 
 
 def silence_on_foreign(
@@ -204,16 +220,21 @@ def silence_on_foreign(
     work_dir: Path,
     embedder: Embedder | _VectorMemo,
     reference_time: int | None,
-) -> list[tuple[str, bool]]:
+) -> dict[str, list[tuple[str, bool]]]:
     """(question, get_context injected nothing) for each question of `conversation`, put to a store
-    that holds only `others`."""
+    that holds only `others`: asked with the conversation's speakers as participants, and by names only."""
     data_dir = work_dir / f"without-{conversation['sample_id']}"
+    speakers = locomo.participants(conversation)
+    questions = [qa["question"] for qa in conversation["qa"] if isinstance(qa.get("question"), str)]
+
+    def silent(question: str, people: Sequence[Participant]) -> bool:
+        return get_context(stores, question, reference_time=reference_time, strict=True, participants=people) == ""
+
     with _built_store(others, data_dir, embedder) as (stores, _timings):
-        return [
-            (qa["question"], get_context(stores, qa["question"], reference_time=reference_time, strict=True) == "")
-            for qa in conversation["qa"]
-            if isinstance(qa.get("question"), str)
-        ]
+        return {
+            "participants": [(q, silent(q, speakers)) for q in questions],
+            "names_only": [(q, silent(q, ())) for q in questions],
+        }
 
 
 def shared_speakers(conversations: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -237,8 +258,10 @@ def noise_figures(
     own: dict[str, list[dict[str, Any]]],
     silent: dict[str, list[tuple[str, bool]]],
     shared: dict[str, list[str]] | None = None,
+    hit_key: str = "context_hit",
 ) -> dict[str, Any]:
-    """own_hit_rate (categories 1-4) and silent_on_foreign per conversation and over all prompts.
+    """own_hit_rate (categories 1-4, from each row's `hit_key`) and silent_on_foreign per conversation
+    and over all prompts.
 
     `silent_on_foreign_other_prompts` leaves out the prompts that name a speaker another conversation
     shares (`shared_speakers`): those are the collisions, the rest is noise proper.
@@ -251,7 +274,7 @@ def noise_figures(
         return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", question) for n in names)
 
     shared = shared or {}
-    hits = {sid: [r["context_hit"] for r in rows if r.get("category") in (1, 2, 3, 4)] for sid, rows in own.items()}
+    hits = {sid: [r[hit_key] for r in rows if r.get("category") in (1, 2, 3, 4)] for sid, rows in own.items()}
     other = {sid: [ok for q, ok in silent.get(sid, []) if not names_any(q, shared.get(sid, []))] for sid in own}
     per = {
         sid: {
@@ -312,7 +335,7 @@ def run(path: Path, *, conversations: int = 0, budget: str = "mid") -> dict[str,
     own: dict[str, list[dict[str, Any]]] = {}
     latest: dict[str, int | None] = {}
     info: list[dict[str, Any]] = []
-    silent: dict[str, list[tuple[str, bool]]] = {}
+    silent: dict[str, dict[str, list[tuple[str, bool]]]] = {}
     embedder = _VectorMemo(get_embedder())
     with tempfile.TemporaryDirectory(prefix="nexus-locomo-") as tmp:
         for conversation in data:
@@ -329,9 +352,14 @@ def run(path: Path, *, conversations: int = 0, budget: str = "mid") -> dict[str,
             others = [c for c in data if c is not conversation]
             silent[sample_id] = silence_on_foreign(conversation, others, Path(tmp), embedder, latest[sample_id])
     summary = summarise(rows)
+    shared = shared_speakers(data)
+    asked = {mode: {sid: by_mode[mode] for sid, by_mode in silent.items()} for mode in ("participants", "names_only")}
     summary.update(
         budget=budget,
-        noise=noise_figures(own, silent, shared_speakers(data)),
+        noise={
+            **noise_figures(own, asked["participants"], shared),
+            "names_only": noise_figures(own, asked["names_only"], shared, hit_key="context_hit_names_only"),
+        },
         conversations=info,
         seconds=round(time.perf_counter() - started, 1),
         writer="offline",

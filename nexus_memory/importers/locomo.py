@@ -18,6 +18,7 @@ from typing import Any
 from nexus_memory.calendar_words import month_number
 from nexus_memory.events import InvalidRecord, RawRecord
 from nexus_memory.importers.documents import conversation_reject, identifier, item_record, read_conversations
+from nexus_memory.participants import Participant
 from nexus_memory.textcheck import show
 
 PLATFORM = "locomo"
@@ -131,6 +132,19 @@ def speaker_handle(sample_id: str, speaker: Any) -> Any:
     own world (two conversations' "John"s are two people, and one handle would merge them). Anything
     but a name is passed through for `parse_event` to judge."""
     return f"{sample_id}/{speaker}" if isinstance(speaker, str) and speaker.strip() else speaker
+
+
+def participants(conversation: dict[str, Any]) -> list[Participant]:
+    """The two speakers of a conversation as the handles they send from: who is in it when its questions
+    are asked."""
+    sample_id = conversation.get("sample_id")
+    dialogue = conversation.get("conversation") or {}
+    names = [dialogue.get("speaker_a"), dialogue.get("speaker_b")]
+    return [
+        Participant(PLATFORM, speaker_handle(sample_id, name), name)
+        for name in names
+        if isinstance(sample_id, str) and isinstance(name, str) and name.strip()
+    ]
 
 
 def other_speaker(speaker: Any, speakers: tuple[Any, Any]) -> str | None:

@@ -1,0 +1,119 @@
+"""Participants: a name in a prompt means the person in the conversation who goes by it."""
+
+from __future__ import annotations
+
+import pytest
+
+from nexus_memory import embeddings, identity
+from nexus_memory.context import get_context
+from nexus_memory.events import RawRecord, ingest
+from nexus_memory.layers import run_layers
+from nexus_memory.participants import Participant, meant_names, parse_participant
+from nexus_memory.partitions import ledger_days
+from nexus_memory.relevance import is_evidence, read_prompt
+from nexus_memory.stores import Stores
+from nexus_memory.writer.offline_writer import OfflineWriter
+from tests.test_recall import add_entity
+from tests.test_relevance import _result
+
+T0 = 1_700_000_000
+JOHN_SAYS = [
+    "I love hiking in the mountains every weekend, it clears my head.",
+    "I just got back from a kayaking trip on the lake with my brother.",
+    "My favourite outdoor activity is rock climbing at the old quarry.",
+]
+
+
+def _deliver(stores: Stores, handle: str, name: str, lines: list[str], platform: str = "chat") -> None:
+    ingest(
+        stores,
+        [
+            RawRecord(
+                "t",
+                i,
+                {
+                    "id": f"{handle}-{i}",
+                    "platform": platform,
+                    "sender_id": handle,
+                    "sender_name": name,
+                    "content": line,
+                    "as_of": T0 + i * 60,
+                    "thread_id": f"thread-{handle}",
+                },
+                "",
+            )
+            for i, line in enumerate(lines)
+        ],
+    )
+
+
+def _john_entity(stores: Stores, handle: str = "john-a") -> str:
+    return stores.conn.execute("SELECT entity_id FROM contacts WHERE handle = ?", (handle,)).fetchone()[0]
+
+
+def test_parse_participant() -> None:
+    assert parse_participant("imessage:+15550111") == Participant("imessage", "+15550111")
+    assert parse_participant("slack:U123=John Smith") == Participant("slack", "U123", "John Smith")
+    assert parse_participant("locomo:conv-41/John=John") == Participant("locomo", "conv-41/John", "John")
+    for bad in ["", "imessage", ":x", "imessage:", "imessage: =John"]:
+        with pytest.raises(ValueError, match="PLATFORM:HANDLE"):
+            parse_participant(bad)
+
+
+def test_a_participant_never_met_is_a_stranger_and_the_known_namesake_someone_else(stores: Stores) -> None:
+    _deliver(stores, "john-a", "John", JOHN_SAYS[:1])
+    john = _john_entity(stores)
+    newcomer = Participant("chat", "john-b", "John")
+
+    names = meant_names(stores.conn, "What does John enjoy doing outdoors?", [newcomer])
+    assert names.meant == {"john": frozenset()} and names.others == {john}
+    reading = read_prompt(stores.conn, "What does John enjoy doing outdoors?", [newcomer])
+    assert reading.strangers == ("john",) and john not in reading.named and reading.about_strangers
+    # The other John's fact, however close its words, is no evidence about this John.
+    assert not is_evidence(_result(0.8, entities=(john,)), reading, True)
+
+    # Said first in the prompt, the name is still theirs (a participant's name is a name anywhere).
+    assert read_prompt(stores.conn, "John's favourite hobby?", [newcomer]).strangers == ("john",)
+    # Without participants the name means the John this memory knows, as before.
+    plain = read_prompt(stores.conn, "What does John enjoy doing outdoors?")
+    assert john in plain.named and plain.others == frozenset() and not plain.about_strangers
+
+
+def test_a_known_participant_means_their_entity_and_an_inferred_namesake_may_be_them(stores: Stores) -> None:
+    _deliver(stores, "john-a", "John", JOHN_SAYS[:1])
+    _deliver(stores, "john-c", "Johnny", ["hello from the other John"], platform="mail")
+    john, other_john = _john_entity(stores), _john_entity(stores, "john-c")
+    identity.add_alias(stores.conn, other_john, "John", "nickname")
+    said = add_entity(stores, "John")  # named in conversation only: may be the participant (a duplicate)
+    reading = read_prompt(stores.conn, "Where did John go kayaking?", [Participant("chat", "john-a")])
+    assert john in reading.named and said in reading.named
+    assert reading.others == {other_john}  # a delivered contact of his own: someone else
+    assert is_evidence(_result(0.5, entities=(john,)), reading, False)
+    assert not is_evidence(_result(0.9, entities=(other_john,)), reading, False)
+    # The name the participant's handle shows ("John", a display name) is enough; no name needs passing.
+    assert meant_names(stores.conn, "John?", [Participant("chat", "john-a")]).meant == {"john": frozenset({john})}
+
+
+def test_a_full_name_and_its_first_word_both_mean_the_participant(stores: Stores) -> None:
+    newcomer = Participant("chat", "u1", "Sarah Connor")
+    add_entity(stores, "Sarah Connor")
+    for prompt in ("Where does Sarah Connor live?", "Where does Sarah live?"):
+        reading = read_prompt(stores.conn, prompt, [newcomer])
+        assert reading.named == frozenset() and reading.about_strangers, prompt
+    # A name no participant goes by keeps its usual meaning.
+    assert read_prompt(stores.conn, "Where does Sarah live?", [Participant("chat", "u2", "Tom")]).named
+
+
+def test_get_context_tells_two_johns_apart(stores: Stores) -> None:
+    _deliver(stores, "john-a", "John", JOHN_SAYS)
+    embedder = embeddings.get_embedder()
+    run_layers(stores, "chat", ledger_days(stores, "chat"), writer=OfflineWriter(), embedder=embedder)
+    prompt = "What outdoor activities does John enjoy?"
+
+    assert "hiking" in get_context(stores, prompt, strict=True)  # by name only: the John it knows
+    known = get_context(stores, prompt, strict=True, participants=[Participant("chat", "john-a")])
+    assert "hiking" in known
+    # A John who never wrote to this memory: what it knows of the other John is not about him.
+    assert get_context(stores, prompt, strict=True, participants=[Participant("chat", "john-b", "John")]) == ""
+    # Participants who are not named in the prompt change nothing.
+    assert "hiking" in get_context(stores, prompt, strict=True, participants=[Participant("chat", "maria", "Maria")])
