@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nexus_memory import db, identity
+from nexus_memory.recall import keyword
 from nexus_memory.recall.query_entities import match_query_entities
 
 # A run of capitalised words ("John", "Sarah Connor").
@@ -85,11 +86,16 @@ def meant_names(conn: db.Connection, prompt: str, participants: Sequence[Partici
 
 
 def _name_runs(prompt: str) -> list[str]:
-    """Each capitalised run of the prompt, and its first word alone ("John Smith" -> also "John")."""
+    """Each capitalised run of the prompt, less the function words that open it ("Did John" -> "John").
+
+    A run is matched whole: "John Greene" is not "John"."""
     runs: list[str] = []
     for match in NAME_RUN.finditer(prompt):
-        run = _POSSESSIVE.sub("", match.group(0)).rstrip(".")
-        runs += [run] if " " not in run else [run, run.split()[0]]
+        words = _POSSESSIVE.sub("", match.group(0)).rstrip(".").split()
+        while words and words[0].lower() in keyword.STOPWORDS:
+            words = words[1:]
+        if words:
+            runs.append(" ".join(words))
     return runs
 
 

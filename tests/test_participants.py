@@ -117,3 +117,18 @@ def test_get_context_tells_two_johns_apart(stores: Stores) -> None:
     assert get_context(stores, prompt, strict=True, participants=[Participant("chat", "john-b", "John")]) == ""
     # Participants who are not named in the prompt change nothing.
     assert "hiking" in get_context(stores, prompt, strict=True, participants=[Participant("chat", "maria", "Maria")])
+
+
+def test_a_short_form_of_a_display_name_is_a_known_name(stores: Stores) -> None:
+    """A delivered entity is named by its handle; "Mel" for the display name "Melanie" is no stranger."""
+    _deliver(stores, "u-483", "Melanie", ["I painted a sunset with my kids today."])
+    reading = read_prompt(stores.conn, "What did Mel paint with her kids?")
+    assert reading.strangers == () and reading.knows_a_name
+    assert read_prompt(stores.conn, "What did Priya paint?").strangers == ("priya",)
+
+
+def test_a_longer_name_is_someone_else(stores: Stores) -> None:
+    """ "John Greene" the author is not the participant John; "Did John" is."""
+    john = Participant("chat", "john-b", "John")
+    assert meant_names(stores.conn, "Would Tim enjoy books by C. S. Lewis or John Greene?", [john]).meant == {}
+    assert meant_names(stores.conn, "Did John call? When John's back, ask.", [john]).meant == {"john": frozenset()}
