@@ -56,6 +56,11 @@ class MeantNames:
     meant: dict[str, frozenset[str]]  # a name as written (normalised) -> the participant entities it means
     others: frozenset[str]  # entities those names match that are someone else
 
+    @property
+    def newcomers(self) -> tuple[str, ...]:
+        """Names meaning a participant this memory never heard from."""
+        return tuple(name for name, ids in self.meant.items() if not ids)
+
     def word_meanings(self) -> dict[str, frozenset[str]]:
         """Each word of a meant name -> the participant entities it means (empty: a stranger's name)."""
         return {word: ids for name, ids in self.meant.items() for word in name.split()}

@@ -30,7 +30,8 @@ The rule (`is_evidence`):
 Two rules keep a known name from carrying the match alone (a memory that knows *a* John holds
 facts about John's family, team and trips; "What soup did John make?" matches them at 0.4-0.5):
 
-- who: a prompt that names entities the store knows asks about them; a fact linked to none of them
+- who: a prompt that names entities the store knows (or a participant it never heard from) asks
+  about them; a fact linked to none of them
   but to others (a person, a handle, a place) is about someone else and counts only from OTHER_SUBJECT_SIM on (Maria's
   surfing is no answer to "How long has John been surfing?"; a fact about the user, linked to no
   person, still answers "Sarah's birthday: anything about peanuts?");
@@ -41,6 +42,10 @@ facts about John's family, team and trips; "What soup did John make?" matches th
   Once one item leads, the others are kept by rules 1-4 (a weak fact beside a strong one is context).
   A prompt naming nothing is spared: "Can I offer nut snacks to my guest?" meets "The user is
   allergic to peanuts" at ~0.4, with no word in common.
+
+With participants (the people in the conversation, `nexus_memory.participants`), a name one of them
+goes by means them: a fact linked to someone else of that name, and to nobody the prompt means, is
+never evidence, and a participant this memory never heard from is a stranger.
 
 A fact recall found only because the prompt was nothing but a time window ("what happened
 yesterday?": the window's latest facts) is evidence. Without vectors (no embedding model) the
@@ -105,6 +110,7 @@ class PromptReading:
     knows_a_name: bool = False  # some capitalised word of the prompt is an entity or in a fact
     words: tuple[str, ...] = ()  # the prompt's search terms, the words of the names it names left out
     others: frozenset[str] = frozenset()  # entities of a name that means a participant, who are someone else
+    newcomers: tuple[str, ...] = ()  # names of participants this memory never heard from
 
     @property
     def about_strangers(self) -> bool:
@@ -128,13 +134,13 @@ def read_prompt(conn: db.Connection, prompt: str, participants: Sequence[Partici
     unknown, known = _capitalised_words(conn, prompt, names)
     named = (named_entities(conn, prompt) - names.others) | {e for ids in names.meant.values() for e in ids}
     words = _words_besides_names(conn, prompt, named, names)
-    return PromptReading(named, unknown, tuple(rare), known, words, names.others)
+    return PromptReading(named, unknown, tuple(rare), known, words, names.others, names.newcomers)
 
 
 def _words_besides_names(conn: db.Connection, prompt: str, named: frozenset[str], names: MeantNames) -> tuple[str, ...]:
     """The prompt's search terms (as recall probes them) without the words of these entities' names
-    and of the participants' names it says."""
-    meant_words = set(names.word_meanings())
+    and of the names of participants this memory knows (a newcomer's name stays: no fact holds it)."""
+    meant_words = {word for word, ids in names.word_meanings().items() if ids}
     terms = [t for t in keyword.extract_terms(prompt)[: keyword.MAX_PROBES] if t not in meant_words]
     if not named:
         return tuple(terms)
@@ -259,7 +265,14 @@ def is_evidence(
         return False  # about someone else of the name a participant goes by: the shared name is all it matches
     if reading.about_strangers:
         return similarity >= thresholds.stranger
-    if vectors and reading.named and not about and similarity < thresholds.other_subject and _names_someone(result):
+    asks_about_someone = reading.named or reading.newcomers
+    if (
+        vectors
+        and asks_about_someone
+        and not about
+        and similarity < thresholds.other_subject
+        and _names_someone(result)
+    ):
         return False  # the prompt asks about someone, the fact about other people (the "who" rule)
     if similarity >= thresholds.topic:
         return True

@@ -154,6 +154,10 @@ def test_noise_figures_per_conversation_and_overall(result: dict[str, Any]) -> N
     silent = sum(f["silent_on_foreign"] * f["foreign_prompts"] for f in per.values())
     assert noise["silent_on_foreign"] == pytest.approx(silent / 18, abs=1e-3)
     assert result["questions"] == 18 and result["recall_at_10"] > 0.8
+    # The same figures asked by names only (no participants): no name is shared here, so no difference.
+    names_only = noise["names_only"]
+    assert set(names_only) == set(noise) - {"names_only"}
+    assert names_only["silent_on_foreign"] == noise["silent_on_foreign"]
 
 
 def test_noise_figures_arithmetic() -> None:
