@@ -22,13 +22,12 @@ from dataclasses import dataclass
 
 from nexus_memory import db, identity
 from nexus_memory.recall import keyword
-from nexus_memory.recall.query_entities import match_query_entities
+from nexus_memory.recall.query_entities import NAME_ALIASES, match_query_entities
 
 # A run of capitalised words ("John", "Sarah Connor").
 NAME_RUN = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*")
 _POSSESSIVE = re.compile(r"['’]s$")
 MAX_PARTICIPANTS = 16  # a group chat's worth; more are ignored
-_SPOKEN_ALIASES = ("display_name", "name", "nickname")
 
 
 @dataclass(frozen=True)
@@ -112,8 +111,8 @@ def _names_of(conn: db.Connection, participant: Participant, entity: str | None)
         spoken += [
             r[0]
             for r in conn.execute(
-                f"SELECT alias FROM aliases WHERE entity_id = ? AND alias_type IN ({db.placeholders(_SPOKEN_ALIASES)})",
-                (entity, *_SPOKEN_ALIASES),
+                f"SELECT alias FROM aliases WHERE entity_id = ? AND alias_type IN ({db.placeholders(NAME_ALIASES)})",
+                (entity, *NAME_ALIASES),
             )
         ]
     keys = {identity.normalize(name) for name in spoken if name.strip()}

@@ -13,7 +13,7 @@ from nexus_memory.partitions import ledger_days
 from nexus_memory.relevance import is_evidence, read_prompt
 from nexus_memory.stores import Stores
 from nexus_memory.writer.offline_writer import OfflineWriter
-from tests.test_recall import add_entity
+from tests.test_recall import add_entity, add_fact
 from tests.test_relevance import _result
 
 T0 = 1_700_000_000
@@ -132,3 +132,28 @@ def test_a_longer_name_is_someone_else(stores: Stores) -> None:
     john = Participant("chat", "john-b", "John")
     assert meant_names(stores.conn, "Would Tim enjoy books by C. S. Lewis or John Greene?", [john]).meant == {}
     assert meant_names(stores.conn, "Did John call? When John's back, ask.", [john]).meant == {"john": frozenset()}
+
+
+def test_a_newcomer_is_asked_about_not_the_people_this_memory_knows(stores: Stores) -> None:
+    """ "Which movie does Tim like at Thanksgiving?" from a Tim never heard from: a fact about Nate's
+    movies is about someone else (the who rule), and "tim" stays a word no fact holds."""
+    _deliver(stores, "nate-1", "Nate", ["I watched Little Women at Thanksgiving."])
+    nate = _john_entity(stores, "nate-1")
+    add_fact(stores, "Thanksgiving dinner is at grandma's house")  # a name the store knows: no prompt about strangers
+    tim = Participant("chat", "tim-9", "Tim")
+    reading = read_prompt(stores.conn, "Which movie does Tim like at Thanksgiving?", [tim])
+    assert reading.newcomers == ("tim",) and "tim" in reading.words and not reading.about_strangers
+    assert not is_evidence(_result(0.45, entities=(nate,)), reading, False)
+    assert is_evidence(_result(0.55, entities=(nate,)), reading, False)  # a strong match all the same
+    plain = read_prompt(stores.conn, "Which movie does Tim like at Thanksgiving?")
+    assert plain.newcomers == () and is_evidence(_result(0.45, entities=(nate,)), plain, False)
+
+
+def test_a_first_name_finds_the_delivered_entity_by_its_display_name(stores: Stores) -> None:
+    """Recall's entity match: "Sarah" is the handle +15550111 shown as "Sarah Connor"."""
+    from nexus_memory.recall.query_entities import match_query_entities
+
+    _deliver(stores, "+15550111", "Sarah Connor", ["See you at the pottery class."], platform="imessage")
+    sarah = _john_entity(stores, "+15550111")
+    assert match_query_entities(stores.conn, "What did Sarah say about pottery?") == [sarah]
+    assert match_query_entities(stores.conn, "What did Connor say?") == []  # a last name alone is no first name

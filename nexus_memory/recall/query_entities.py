@@ -43,12 +43,16 @@ def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_
 
 _TRIM = ".,;:!?\"'()[]{}<>«»“”‘’"
 FIRST_NAME_MATCHES = 3  # "Sarah" may be "Sarah Connor": the most mentioned few such entities
+NAME_ALIASES = ("display_name", "name", "nickname")  # aliases people say, unlike handles, emails, phones
 
 
 def _first_name_matches(conn: db.Connection, text: str) -> list[tuple[int, int, str]]:
-    """Entities whose name starts with a capitalised query word ("Sarah" -> "sarah connor").
+    """Entities whose name, or a name-like alias, starts with a capitalised query word ("Sarah" ->
+    "sarah connor"). A delivered entity is named by its handle ("+15550111"); the name people use is
+    its display-name alias.
 
-    An index range scan on entities.normalized per word; ranked after every exact match.
+    Index range scans on entities.normalized and aliases.normalized per word; ranked after every
+    exact match.
     """
     found: list[tuple[int, int, str]] = []
     words = [re.sub(r"['’]s$", "", w.strip(_TRIM), flags=re.IGNORECASE) for w in text.split()][:MAX_NGRAM_TOKENS]
@@ -58,10 +62,16 @@ def _first_name_matches(conn: db.Connection, text: str) -> list[tuple[int, int, 
         if not word[:1].isupper() or len(key) < 2 or key in keyword.STOPWORDS or key in seen:
             continue
         seen.add(key)
+        low, high = key + " ", key + "!"  # '!' sorts right after ' ': all "key ..." names
         rows = conn.execute(
-            """SELECT id FROM entities WHERE normalized >= ? AND normalized < ? AND merged_into IS NULL
-               ORDER BY mention_count DESC, id LIMIT ?""",
-            (key + " ", key + "!", FIRST_NAME_MATCHES),  # '!' sorts right after ' ': all "key ..." names
+            f"""SELECT id FROM (
+                    SELECT id, mention_count FROM entities WHERE normalized >= ? AND normalized < ?
+                    UNION SELECT e.id, e.mention_count FROM aliases a JOIN entities e ON e.id = a.entity_id
+                    WHERE a.normalized >= ? AND a.normalized < ?
+                      AND a.alias_type IN ({db.placeholders(NAME_ALIASES)}))
+                WHERE id IN (SELECT id FROM entities WHERE merged_into IS NULL)
+                ORDER BY mention_count DESC, id LIMIT ?""",
+            (low, high, low, high, *NAME_ALIASES, FIRST_NAME_MATCHES),
         ).fetchall()
         found += [(0, position, r[0]) for r in rows]
     return found
