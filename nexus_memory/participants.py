@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nexus_memory import db, identity
+from nexus_memory.events import MAX_ID_CHARS, MAX_PLATFORM_CHARS
 from nexus_memory.recall import keyword
 from nexus_memory.recall.query_entities import NAME_ALIASES, match_query_entities
+from nexus_memory.textcheck import identifier_problem, json_type
 
 # A run of capitalised words ("John", "Sarah Connor").
 NAME_RUN = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*")
@@ -37,6 +39,16 @@ class Participant:
     platform: str
     handle: str
     name: str | None = None
+
+    def __post_init__(self) -> None:
+        """Checked as an event's sender is (one line says what is wrong), so a bad one reaches no SQL."""
+        fields = (("platform", self.platform, MAX_PLATFORM_CHARS), ("handle", self.handle, MAX_ID_CHARS))
+        for field, value, limit in (*fields, ("name", self.name, MAX_ID_CHARS)):
+            if value is None and field == "name":
+                continue
+            problem = identifier_problem(value, limit) if isinstance(value, str) else f"is a {json_type(value)}"
+            if problem:
+                raise ValueError(f"participant {field} {problem}")
 
 
 def parse_participant(text: str) -> Participant:

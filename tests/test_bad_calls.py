@@ -143,3 +143,31 @@ def test_cli_recall_with_a_bad_platform_is_one_line(
     out, err = capsys.readouterr()
     assert status == 2 and out == ""
     assert err.splitlines() == ["error: platform is not valid Unicode (lone surrogate '\\udcff' at character 0)"]
+
+
+@pytest.mark.parametrize(
+    ("participant", "expected"),
+    [
+        ("imessage", "expected PLATFORM:HANDLE or PLATFORM:HANDLE=NAME"),
+        ("imessage:\udcff", "participant handle is not valid Unicode (lone surrogate '\\udcff' at character 0)"),
+        ("imessage:" + "9" * 300, "participant handle is 300 characters, over the limit of 256"),
+        ("imessage:+15550111=Jo\x07hn", "participant name contains a control character '\\x07' at character 2"),
+    ],
+)
+def test_cli_context_with_a_bad_participant_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], participant: str, expected: str
+) -> None:
+    monkeypatch.setenv("NEXUS_DATA_DIR", str(tmp_path / "data"))
+    status = main(["context", "What does John like?", "--participant", participant])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and expected in err
+
+
+def test_cli_context_with_participants_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("NEXUS_DATA_DIR", str(tmp_path / "data"))
+    args = ["context", "What does John like?", "--participant", "chat:u1=John", "--participant", "chat:u2"]
+    assert main(args) == 0
+    assert capsys.readouterr().out.strip() == ""  # an empty memory injects nothing
