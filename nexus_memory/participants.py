@@ -116,8 +116,14 @@ def _name_runs(prompt: str) -> list[str]:
 
 
 def _names_of(conn: db.Connection, participant: Participant, entity: str | None) -> set[str]:
-    """The normalised names a participant goes by, each full and by its first word."""
-    spoken = [participant.name] if participant.name else []
+    """The normalised names a participant goes by, each full and by its first word.
+
+    A participant this memory knows goes by the names it has for them, and by the name the caller
+    gives unless another delivered contact goes by it: the rule a display name follows at delivery
+    (`identity.display_name`), so a handle cannot take over who "Sarah" means. A newcomer's name is
+    taken as given: at worst it hides what memory knows of someone of that name, never shows it.
+    """
+    spoken = [participant.name] if participant.name and not _anothers_name(conn, participant.name, entity) else []
     if entity is not None:
         spoken += [r[0] for r in conn.execute("SELECT name FROM entities WHERE id = ? AND type = 'person'", (entity,))]
         spoken += [
@@ -129,6 +135,13 @@ def _names_of(conn: db.Connection, participant: Participant, entity: str | None)
         ]
     keys = {identity.normalize(name) for name in spoken if name.strip()}
     return keys | {key.split()[0] for key in keys if " " in key}
+
+
+def _anothers_name(conn: db.Connection, name: str, entity: str | None) -> bool:
+    """`name` is a known participant's claim to a name another delivered contact goes by."""
+    if entity is None:
+        return False
+    return any(other.id != entity and _has_contact(conn, other.id) for other in identity.find_entities(conn, name))
 
 
 def _has_contact(conn: db.Connection, entity_id: str) -> bool:

@@ -157,3 +157,18 @@ def test_a_first_name_finds_the_delivered_entity_by_its_display_name(stores: Sto
     sarah = _john_entity(stores, "+15550111")
     assert match_query_entities(stores.conn, "What did Sarah say about pottery?") == [sarah]
     assert match_query_entities(stores.conn, "What did Connor say?") == []  # a last name alone is no first name
+
+
+def test_a_known_handle_cannot_take_over_another_contacts_name(stores: Stores) -> None:
+    """An attacker who once wrote from 'mallory' claims to be "Sarah": questions about Sarah keep
+    meaning the Sarah who delivered under that name, and Mallory's words are not injected as hers."""
+    _deliver(stores, "+15550111", "Sarah", ["See you at the pottery class."], platform="imessage")
+    _deliver(stores, "mallory", "Mallory", ["I love pottery too."])
+    sarah, mallory = _john_entity(stores, "+15550111"), _john_entity(stores, "mallory")
+    claim = Participant("chat", "mallory", "Sarah")
+    assert meant_names(stores.conn, "What does Sarah like?", [claim]).meant == {}
+    reading = read_prompt(stores.conn, "What does Sarah like?", [claim])
+    assert sarah in reading.named and mallory not in reading.named
+    # The real Sarah's handle, given with her name, means her.
+    real = Participant("imessage", "+15550111", "Sarah")
+    assert meant_names(stores.conn, "What does Sarah like?", [real]).meant == {"sarah": frozenset({sarah})}
