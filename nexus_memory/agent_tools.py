@@ -1,7 +1,7 @@
 """Memory tools for agents: OpenAI function-tool schemas and a dispatcher that never raises.
 
 Tools (recall, the memory tools of docs/recall.md, the lifecycle of docs/lifecycle.md):
-  recall, search_memory, remember_fact, correct_fact, confirm_fact, forget, memory_stats, get_entity_info,
+  recall, search_memory, get_context, remember_fact, correct_fact, confirm_fact, forget, memory_stats, get_entity_info,
   list_observations, show_observation, list_mental_models, show_mental_model, create_mental_model,
   refresh_mental_model.
 
@@ -156,6 +156,30 @@ def result_dict(result: RecallResult) -> dict[str, Any]:
 
 def iso_date(ms: int | None) -> str | None:
     return None if ms is None else day_of(ms)
+
+
+def _get_context(
+    call: _Call, message: str, participants: list[dict[str, str]] | None = None, max_tokens: int = 800
+) -> dict[str, Any]:
+    # Imported here: the packer pulls in consolidation, which a fresh `remember` process never needs.
+    from nexus_memory.context import get_context
+    from nexus_memory.participants import Participant
+
+    try:
+        people = [Participant(p["platform"], p["handle"], p.get("name")) for p in participants or []]
+    except ValueError as exc:
+        raise ToolError(str(exc)) from exc
+    block = get_context(
+        call.stores,
+        message,
+        session_id=call.session_id,
+        max_tokens=max_tokens,
+        reference_time=call.reference_time,
+        embedder=call.embedder,
+        participants=people,
+        strict=True,  # a failure is the caller's to see, as for every tool
+    )
+    return {"context": block}
 
 
 def _remember_fact(call: _Call, text: str, entities: list[str] | None = None) -> dict[str, Any]:
@@ -426,6 +450,41 @@ REGISTRY = ToolRegistry(
                 ["query"],
             ),
             _search_memory,
+        ),
+        Tool(
+            "get_context",
+            "The memory worth having in front of you before answering a message: a markdown block of what "
+            "is relevant (mental models, observations, facts), or an empty string when memory holds nothing "
+            "relevant. Name the people in the conversation so a name means the person who is there.",
+            object_schema(
+                {
+                    "message": {**_QUERY, "description": "The message about to be answered."},
+                    "participants": {
+                        "type": "array",
+                        "maxItems": 16,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "platform": {"type": "string", "minLength": 1, "maxLength": 64},
+                                "handle": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
+                                "name": {"type": "string", "maxLength": MAX_NAME},
+                            },
+                            "required": ["platform", "handle"],
+                            "additionalProperties": False,
+                        },
+                        "description": "The people in the conversation as their platform delivers them, e.g. "
+                        "{'platform': 'imessage', 'handle': '+15550111', 'name': 'John'}.",
+                    },
+                    "max_tokens": {
+                        "type": "integer",
+                        "minimum": 100,
+                        "maximum": 8000,
+                        "description": "Size of the block (default 800).",
+                    },
+                },
+                ["message"],
+            ),
+            _get_context,
         ),
         Tool(
             "remember_fact",

@@ -67,6 +67,13 @@ BAD_CALLS: list[tuple[Any, Any, str]] = [
     ("confirm_fact", {"fact_id": ["F"]}, "fact_id must be a string"),
     ("get_entity_info", {"entity": "\ud800"}, "not valid Unicode"),
     ("memory_stats", {"anything": 1}, "unknown argument"),
+    ("get_context", {}, "missing required argument 'message'"),
+    ("get_context", {"message": "x", "participants": [{"platform": "chat"}]}, "missing required argument 'handle'"),
+    ("get_context", {"message": "x", "participants": [{"platform": "c", "handle": "h", "x": 1}]}, "unknown argument"),
+    ("get_context", {"message": "x", "participants": [{"platform": "c", "handle": "\ud800"}]}, "not valid Unicode"),
+    ("get_context", {"message": "x", "participants": [{"platform": "c", "handle": "a\x00b"}]}, "control character"),
+    ("get_context", {"message": "x", "participants": "chat:u1"}, "participants must be an array"),
+    ("get_context", {"message": "x", "max_tokens": 10}, "max_tokens must be >="),
 ]
 
 

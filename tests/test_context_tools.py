@@ -106,6 +106,7 @@ def test_schemas_are_valid_openai_tools() -> None:
     assert names == [
         "recall",
         "search_memory",
+        "get_context",
         "remember_fact",
         "correct_fact",
         "confirm_fact",

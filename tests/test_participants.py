@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nexus_memory import embeddings, identity
+from nexus_memory.agent_tools import call_tool
 from nexus_memory.context import get_context
 from nexus_memory.events import RawRecord, ingest
 from nexus_memory.layers import run_layers
@@ -115,6 +116,14 @@ def test_get_context_tells_two_johns_apart(stores: Stores) -> None:
     assert "hiking" in known
     # A John who never wrote to this memory: what it knows of the other John is not about him.
     assert get_context(stores, prompt, strict=True, participants=[Participant("chat", "john-b", "John")]) == ""
+    # The same through the agent tool (what the MCP server serves).
+    tool = call_tool(
+        stores,
+        "get_context",
+        {"message": prompt, "participants": [{"platform": "chat", "handle": "john-b", "name": "John"}]},
+    )
+    assert tool == {"context": ""}
+    assert "hiking" in call_tool(stores, "get_context", {"message": prompt})["context"]
     # Participants who are not named in the prompt change nothing.
     assert "hiking" in get_context(stores, prompt, strict=True, participants=[Participant("chat", "maria", "Maria")])
 
