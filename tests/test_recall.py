@@ -717,3 +717,12 @@ def test_real_embedder_paraphrase(stores: Stores, world: dict[str, str]) -> None
     hurt = recall(stores, "leg injury while walking in the mountains", scope=["facts"], budget="low", embedder=embedder)
     assert hurt.results[0].id == world["knee"]
     assert hurt.results[0].metadata["scores"]["semantic"] > 0.3
+
+
+def test_recall_with_a_model_of_another_size_before_any_vector_is_stored(stores: Stores) -> None:
+    """No vector stored yet: the semantic strategy has nothing to search, whatever the model's size
+    (the empty index has a default dimension a 256-dimension query would not match)."""
+    fact = add_fact(stores, "Sarah took a pottery class")
+    response = recall(stores, "pottery", embedder=FakeEmbedder())
+    assert [r.id for r in response.results] == [fact]
+    assert "semantic" not in response.results[0].ranks

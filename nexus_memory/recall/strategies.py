@@ -81,6 +81,10 @@ def semantic_model(ctx: QueryContext, embedder: Embedder | None) -> Embedder | N
         if embedder is None:
             return None
     from nexus_memory.vectors.index import VectorIndex
+    from nexus_memory.vectors.vec0 import index_state
+
+    if index_state(ctx.conn) is None:
+        return None  # no vector stored yet, so none to find (and the empty index has no dimension to match)
 
     ctx.vector_index = VectorIndex(ctx.stores, embedder.model_name, embedder.dimension)
     return embedder
