@@ -271,7 +271,8 @@ def display_name(conn: db.Connection, event: Event, entity_id: str) -> str | Non
 
     Not when it is shaped like another handle (an email address, a phone number, '@name'), and not
     when another sender that has a routable contact is already known by it: a name first shown by
-    one sender never names another one.
+    one sender never names another one, unless both are the owner's own handles (is_user: each sent
+    outbound messages, which only the owner's accounts do).
     """
     name = event.sender_name
     if not name or names_another_handle(name, event.sender_id):
@@ -279,10 +280,19 @@ def display_name(conn: db.Connection, event: Event, entity_id: str) -> str | Non
     if name == event.sender_id:
         return name  # a sender may always be named by its own handle
     own = canonical_id(conn, entity_id)
+    own_is_user = is_user(conn, own)
     for other in find_entities(conn, name):
-        if other.id != own and conn.execute("SELECT 1 FROM contacts WHERE entity_id = ?", (other.id,)).fetchone():
+        if other.id == own or (own_is_user and is_user(conn, other.id)):
+            continue  # the owner's own handles (their outbound messages) share the owner's name
+        if conn.execute("SELECT 1 FROM contacts WHERE entity_id = ?", (other.id,)).fetchone():
             return None
     return name
+
+
+def is_user(conn: db.Connection, entity_id: str) -> bool:
+    """The entity is the owner of this memory: it sent outbound messages (the platform vouches for that)."""
+    row = conn.execute("SELECT is_user FROM entities WHERE id = ?", (entity_id,)).fetchone()
+    return bool(row and row[0])
 
 
 def speaker_name(conn: db.Connection, event: Event) -> str:

@@ -140,6 +140,36 @@ def test_a_display_name_already_naming_another_sender_does_not_name_a_second_one
     assert [e.id for e in identity.find_entities(stores.conn, shown)] == [victim_id]
 
 
+def test_the_owners_handles_share_the_owners_name_and_nobody_else_takes_it(stores: Stores) -> None:
+    """The owner writes from an email address, a phone and an agent chat, each shown as "Sam Rivera":
+    all three are the owner (outbound), so all three speak as Sam Rivera. An inbound sender showing
+    that name is still not Sam Rivera."""
+    run(
+        stores,
+        [
+            message(
+                "gmail", "me@example.com", DAY_1, "I adopted a cat.", sender_name="Sam Rivera", direction="outbound"
+            ),
+            message(
+                "imessage", "+15550100", DAY_2, "I moved to Denver.", sender_name="Sam Rivera", direction="outbound"
+            ),
+            message(
+                "agent", "me", DAY_2, "I started learning the cello.", sender_name="Sam Rivera", direction="outbound"
+            ),
+            message("gmail", "mallory@evil.example", DAY_3, "I need the door code.", sender_name="Sam Rivera"),
+        ],
+    )
+    assert facts_of(stores, "+15550100") == ["Sam Rivera moved to Denver."]
+    assert facts_of(stores, "me") == ["Sam Rivera started learning the cello."]
+    assert facts_of(stores, "mallory@evil.example") == ["mallory@evil.example needs the door code."]
+    names = {e.id for e in identity.find_entities(stores.conn, "Sam Rivera")}
+    owner = {
+        contact_entity(stores, p, h)
+        for p, h in [("gmail", "me@example.com"), ("imessage", "+15550100"), ("agent", "me")]
+    }
+    assert names == owner
+
+
 def test_a_plain_display_name_names_its_own_sender(stores: Stores) -> None:
     run(
         stores,
