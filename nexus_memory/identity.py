@@ -289,6 +289,24 @@ def display_name(conn: db.Connection, event: Event, entity_id: str) -> str | Non
     return name
 
 
+def contact_name(conn: db.Connection, platform: str, handle: str) -> tuple[str, str] | None:
+    """(entity id, name) of a delivered handle that is not speaking (the one a message is addressed to):
+    the person it was accepted to be, else the display name it delivered under on this platform (checked
+    then, `display_name`); None when it never delivered a message or has no name but its handle."""
+    entity_id = delivered_entity(conn, platform, handle)
+    entity = get_entity(conn, entity_id) if entity_id else None
+    if entity is None:
+        return None
+    if entity.type == "person":
+        return entity.id, entity.name
+    row = conn.execute(
+        """SELECT alias FROM aliases WHERE entity_id = ? AND alias_type = 'display_name' AND platform = ?
+           ORDER BY created_at, alias LIMIT 1""",
+        (entity.id, platform),
+    ).fetchone()
+    return (entity.id, row[0]) if row else None
+
+
 def is_user(conn: db.Connection, entity_id: str) -> bool:
     """The entity is the owner of this memory: it sent outbound messages (the platform vouches for that)."""
     row = conn.execute("SELECT is_user FROM entities WHERE id = ?", (entity_id,)).fetchone()

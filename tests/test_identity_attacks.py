@@ -170,6 +170,29 @@ def test_the_owners_handles_share_the_owners_name_and_nobody_else_takes_it(store
     assert names == owner
 
 
+def test_you_in_a_message_to_a_known_contact_is_named_as_they_are_known(stores: Stores) -> None:
+    """An email to the owner's address, who sends nothing in that thread: "your lease" is Sam Rivera's
+    (the display name the address delivered under), linked to that address's entity. An address that
+    never delivered a message stays its handle; a claimed name in the message renames nobody."""
+    run(
+        stores,
+        [
+            message(
+                "gmail", "me@example.com", DAY_1, "I adopted a cat.", sender_name="Sam Rivera", direction="outbound"
+            ),
+            message("gmail", "leasing@oak.example", DAY_2, "Your lease ends April 30.", peer_id="me@example.com"),
+            message("gmail", "leasing@oak.example", DAY_3, "Your deposit is due May 1.", peer_id="new@example.com"),
+        ],
+    )
+    assert facts_of(stores, "leasing@oak.example") == [
+        "Sam Rivera's lease ends April 30.",
+        "new@example.com's deposit is due May 1.",
+    ]
+    assert contact_entity(stores, "gmail", "me@example.com") in linked_entities(
+        stores, "Sam Rivera's lease ends April 30."
+    )
+
+
 def test_a_plain_display_name_names_its_own_sender(stores: Stores) -> None:
     run(
         stores,

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from nexus_memory import identity
+from nexus_memory import db, identity
 from nexus_memory.events import Event
 from nexus_memory.ids import now_ms, stable_id
 from nexus_memory.writer.base import EpisodeInput, WriteResult
@@ -45,9 +45,15 @@ class OfflineWriter:
                 names[key] = identity.speaker_name(conn, event)
             return self._named(event, names[key])
 
-        extraction = extract([named(e) for e in episode.events], context=[named(e) for e in episode.context])
+        addressees = self._addressees(conn, [*episode.context, *episode.events], senders)
+        extraction = extract(
+            [named(e) for e in episode.events],
+            context=[named(e) for e in episode.context],
+            addressee_names={peer: name for peer, (_, name) in addressees.items()},
+        )
         by_event = {e.id: e for e in episode.events}
-        fact_ids = self._write_facts(tools, extraction, by_event, senders)
+        people = {**{peer: entity for peer, (entity, _) in addressees.items()}, **senders}
+        fact_ids = self._write_facts(tools, extraction, by_event, people)
         for pair in extraction.causal:
             cause, effect = fact_ids[pair.cause], fact_ids[pair.effect]
             if cause and effect and cause != effect:
@@ -56,6 +62,19 @@ class OfflineWriter:
         self._write_introductions(tools, extraction, by_event, senders)
         self._label_agent_turns(tools, episode.events, extraction)
         return WriteResult(notes=f"{len(extraction.facts)} facts extracted, {len(extraction.skipped_events)} skipped")
+
+    @staticmethod
+    def _addressees(conn: db.Connection, events: list[Event], senders: dict[str, str]) -> dict[str, tuple[str, str]]:
+        """peer_id -> (entity id, name) for the delivered contacts messages here are addressed to that
+        send nothing here (an email to the owner's address): "you" is named as they are known."""
+        found: dict[str, tuple[str, str]] = {}
+        for event in events:
+            peer = event.peer_id
+            if peer and peer not in senders and peer not in found:
+                known = identity.contact_name(conn, event.platform, peer)
+                if known is not None:
+                    found[peer] = known
+        return found
 
     @staticmethod
     def _named(event: Event, name: str) -> Event:
@@ -68,17 +87,19 @@ class OfflineWriter:
             return event
         return replace(event, sender_name=name)
 
-    def _entity_for(self, tools: WriterTools, mention: EntityMention, event: Event, senders: dict[str, str]) -> str:
+    def _entity_for(self, tools: WriterTools, mention: EntityMention, event: Event, people: dict[str, str]) -> str:
         if mention.role == "sender":
-            return senders[event.sender_id]
-        if mention.role == "peer" and event.peer_id and event.peer_id in senders:
-            return senders[event.peer_id]
+            return people[event.sender_id]
+        if mention.role == "peer" and event.peer_id and event.peer_id in people:
+            return people[event.peer_id]
         kind = "person" if mention.type == "person" else mention.type
         return identity.resolve_or_create(tools.conn, mention.name, kind, seen_at=event.as_of)
 
     def _write_facts(
-        self, tools: WriterTools, extraction: Extraction, by_event: dict[str, Event], senders: dict[str, str]
+        self, tools: WriterTools, extraction: Extraction, by_event: dict[str, Event], people: dict[str, str]
     ) -> list[str | None]:
+        """Insert the extracted facts and link their entities; `people` maps the people and the
+        addressees of the episode to their entities."""
         fact_ids: list[str | None] = []
         for fact in extraction.facts:
             event = by_event.get(fact.source_event_id)
@@ -92,7 +113,7 @@ class OfflineWriter:
             if result["status"] != "inserted":
                 continue
             for mention in fact.entities:
-                tools.link_fact_entity(result["fact_id"], self._entity_for(tools, mention, event, senders))
+                tools.link_fact_entity(result["fact_id"], self._entity_for(tools, mention, event, people))
             if fact.kind in DERIVED_KINDS:
                 tools.conn.execute(
                     """INSERT OR IGNORE INTO derived_events (id, type, content, source_event_id, source_episode_id,
@@ -103,7 +124,7 @@ class OfflineWriter:
                         fact.text,
                         event.id,
                         tools.episode_id,
-                        senders[event.sender_id],
+                        people[event.sender_id],
                         fact.as_of,
                         now_ms(),
                     ),

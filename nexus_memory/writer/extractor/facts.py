@@ -43,6 +43,7 @@ def extract(
     *,
     context: Sequence[Event] = (),
     speaker_names: Mapping[str, str] | None = None,
+    addressee_names: Mapping[str, str] | None = None,
 ) -> Extraction:
     """Extract facts, causal pairs, contacts and introductions from `events` (new, in time order).
 
@@ -50,8 +51,10 @@ def extract(
     known, but no facts are taken from them. `speaker_names` maps sender_id -> the name a person has
     accepted for that sender (falls back to sender_name, then sender_id). A name a sender gives
     for themself ("I'm Priya") is a claim: it becomes a fact and an introduction, never the speaker.
+    `addressee_names` maps a peer_id that sends nothing here to the name it is known by (who "you" is in
+    an email to the owner's address); it never makes a peer the addressee of a group message.
     """
-    names = NameBook(speaker_names or {})
+    names = NameBook(speaker_names or {}, addressee_names or {})
     for event in [*context, *events]:
         names.learn_event(event)
         for intro in find_introductions(event.content):

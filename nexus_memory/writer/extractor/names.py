@@ -11,8 +11,9 @@ from nexus_memory.handles import names_another_handle
 class NameBook:
     """Who is who in this batch: sender_id -> display name, plus the set of known person names."""
 
-    def __init__(self, given: Mapping[str, str]) -> None:
+    def __init__(self, given: Mapping[str, str], addressees: Mapping[str, str] | None = None) -> None:
         self.given = dict(given)
+        self.addressees = dict(addressees or {})  # peer_id -> name, for peers that send nothing here
         self.display: dict[str, str] = {}  # from event.sender_name
         self.known: set[str] = set()
         self.first_tokens: set[str] = set()  # first word of each known name ("Ann" of "Ann Lee")
@@ -37,8 +38,8 @@ class NameBook:
         self.add_known(self.name_of(event.sender_id))
 
     def name_of(self, sender_id: str) -> str:
-        """Best known name for a sender id."""
-        return self.given.get(sender_id) or self.display.get(sender_id) or sender_id
+        """Best known name for a sender (or addressee) id."""
+        return self.given.get(sender_id) or self.display.get(sender_id) or self.addressees.get(sender_id) or sender_id
 
     def has(self, sender_id: str) -> bool:
         """True when the id is a sender we have a name for (not just a raw channel id)."""
