@@ -35,11 +35,13 @@ from typing import Any
 
 from nexus_memory import browse, db, identity, mental_models
 from nexus_memory.agent_writes import fact_side_effects, last_entity_rowid
+from nexus_memory.events import MAX_PLATFORM_CHARS
 from nexus_memory.ids import day_of, now_ms, ulid
 from nexus_memory.lifecycle import corrections
 from nexus_memory.lifecycle.forget import TARGET_KINDS, ForgetError, Target, forget_or_preview
 from nexus_memory.lifecycle.state import hidden_sql
 from nexus_memory.mental_models.narrative import configured_narrator
+from nexus_memory.participants import MAX_PARTICIPANTS, Participant
 from nexus_memory.recall.arguments import RecallArgumentError
 from nexus_memory.recall.engine import (
     BUDGETS,
@@ -163,7 +165,6 @@ def _get_context(
 ) -> dict[str, Any]:
     # Imported here: the packer pulls in consolidation, which a fresh `remember` process never needs.
     from nexus_memory.context import get_context
-    from nexus_memory.participants import Participant
 
     try:
         people = [Participant(p["platform"], p["handle"], p.get("name")) for p in participants or []]
@@ -461,11 +462,11 @@ REGISTRY = ToolRegistry(
                     "message": {**_QUERY, "description": "The message about to be answered."},
                     "participants": {
                         "type": "array",
-                        "maxItems": 16,
+                        "maxItems": MAX_PARTICIPANTS,
                         "items": {
                             "type": "object",
                             "properties": {
-                                "platform": {"type": "string", "minLength": 1, "maxLength": 64},
+                                "platform": {"type": "string", "minLength": 1, "maxLength": MAX_PLATFORM_CHARS},
                                 "handle": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
                                 "name": {"type": "string", "maxLength": MAX_NAME},
                             },

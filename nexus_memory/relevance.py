@@ -31,10 +31,10 @@ Two rules keep a known name from carrying the match alone (a memory that knows *
 facts about John's family, team and trips; "What soup did John make?" matches them at 0.4-0.5):
 
 - who: a prompt that names entities the store knows (or a participant it never heard from) asks
-  about them; a fact linked to none of them
-  but to others (a person, a handle, a place) is about someone else and counts only from OTHER_SUBJECT_SIM on (Maria's
-  surfing is no answer to "How long has John been surfing?"; a fact about the user, linked to no
-  person, still answers "Sarah's birthday: anything about peanuts?");
+  about them; a fact linked to none of them but to others (a person, a handle, a place) is about
+  someone else and counts only from OTHER_SUBJECT_SIM on (Maria's surfing is no answer to "How long
+  has John been surfing?"; a fact about the user, linked to no person, still answers "Sarah's
+  birthday: anything about peanuts?");
 - lead: a prompt that names something the store knows (an entity, or a capitalised word its facts
   hold: "Tim" said in passing) injects only when one item is strong on the prompt's topic: sim plus
   WORD_WEIGHT times its `held` share reaches LEAD_SIM. The answer to a question mostly sits at
