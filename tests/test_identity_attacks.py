@@ -384,3 +384,17 @@ def test_the_llm_writer_sees_the_speaker_not_the_claimed_name(stores: Stores) ->
         "sender_id=mallory@evil.example speaker=mallory@evil.example "
         "unverified_sender_name=anna.new@northwind.example" in prompt
     )
+
+
+def test_the_llm_writer_sees_who_you_is(stores: Stores) -> None:
+    """An email to the owner's address: the model is told the name that address delivered under."""
+    records = [
+        message("gmail", "me@example.com", DAY_1, "hello", sender_name="Sam Rivera", direction="outbound"),
+        message("gmail", "leasing@oak.example", DAY_2, "Your lease ends April 30.", peer_id="me@example.com"),
+        message("gmail", "leasing@oak.example", DAY_2, "Your deposit is due.", peer_id="new@example.com"),
+    ]
+    ingest(stores, [RawRecord("test", i, r, json.dumps(r)) for i, r in enumerate(records, 1)])
+    events = [parse_event(r, source="test") for r in records[1:]]
+    prompt = render_episode(WriterTools(stores, "run-1"), EpisodeInput(None, events, []))
+    assert "peer_id=me@example.com peer_name=Sam Rivera" in prompt
+    assert "peer_id=new@example.com peer_kind=dm" in prompt  # never delivered: no name to give

@@ -47,19 +47,18 @@ def event_refs(episode: EpisodeInput) -> list[str]:
 
 def sender_entity_id(tools: WriterTools, event: Event) -> str | None:
     """The delivery entity the ledger created for this sender (prefer it over new ones)."""
-    row = tools.conn.execute(
-        "SELECT entity_id FROM contacts WHERE platform = ? AND handle = ?", (event.platform, event.sender_id)
-    ).fetchone()
-    return identity.canonical_id(tools.conn, row[0]) if row else None
+    return identity.delivered_entity(tools.conn, event.platform, event.sender_id)
 
 
 def delivery_line(tools: WriterTools, event: Event) -> str:
     """The event's deliveryContext, with `speaker`: the only name facts may give its sender.
 
     A sender_name that is not the speaker (shaped like another handle, or already another sender's
-    name) is shown as unverified, so the model reads it as a claim.
+    name) is shown as unverified, so the model reads it as a claim. `peer_name` is the name a delivered
+    peer is known by (who "you" is in an email to the owner's address).
     """
     speaker = identity.speaker_name(tools.conn, event)
+    peer = identity.contact_name(tools.conn, event.platform, event.peer_id) if event.peer_id else None
     parts = [
         f"platform={event.platform}",
         f"direction={event.direction}",
@@ -69,6 +68,7 @@ def delivery_line(tools: WriterTools, event: Event) -> str:
     optional = {
         "sender_name" if event.sender_name == speaker else "unverified_sender_name": event.sender_name,
         "peer_id": event.peer_id,
+        "peer_name": peer[1] if peer else None,
         "peer_kind": event.peer_kind,
         "thread_id": event.thread_id,
         "session_id": event.session_id,
