@@ -33,6 +33,8 @@ AUTO_MERGE_THRESHOLD = 0.99
 AUTO_MERGE_TYPES = ("email", "phone")
 # A delivered handle said in conversation before it was delivered: a merge candidate, never the same entity.
 SAME_HANDLE_CONFIDENCE = 0.9
+# Two of the owner's handles showing one display name: likely one person, for a person to accept.
+OWNER_HANDLES_CONFIDENCE = 0.9
 
 
 class MergeError(RuntimeError):
@@ -143,12 +145,14 @@ def create_entity(
     return entity_id
 
 
-def add_alias(conn: db.Connection, entity_id: str, alias: str, alias_type: str, platform: str | None = None) -> None:
-    conn.execute(
+def add_alias(conn: db.Connection, entity_id: str, alias: str, alias_type: str, platform: str | None = None) -> bool:
+    """Give the entity another name; True when it did not have it yet."""
+    cursor = conn.execute(
         """INSERT OR IGNORE INTO aliases (entity_id, alias, normalized, alias_type, platform, created_at)
            VALUES (?, ?, ?, ?, ?, ?)""",
         (entity_id, alias, normalize(alias), alias_type, platform, now_ms()),
     )
+    return cursor.rowcount == 1
 
 
 def resolve_or_create(
@@ -213,14 +217,34 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
         )
         add_alias(conn, entity_id, event.sender_id, "handle", event.platform)
     display = display_name(conn, event, entity_id)
-    if display and normalize(display) != normalize(event.sender_id):
-        add_alias(conn, entity_id, display, "display_name", event.platform)
+    named_now = (
+        display is not None
+        and normalize(display) != normalize(event.sender_id)
+        and add_alias(conn, entity_id, display, "display_name", event.platform)
+    )
+    if named_now and is_user(conn, entity_id):
+        _propose_owner_handles(conn, entity_id, display, event)
     if event.session_id:
         conn.execute(
             "INSERT OR IGNORE INTO sessions (id, entity_id, platform, created_at) VALUES (?, ?, ?, ?)",
             (event.session_id, entity_id, event.platform, now_ms()),
         )
     return entity_id
+
+
+def _propose_owner_handles(conn: db.Connection, entity_id: str, display: str, event: Event) -> None:
+    """The owner's handles that show one name are likely one person: a merge for a person to accept
+    (they share the name meanwhile, `display_name`), never an automatic one."""
+    for other in find_entities(conn, display):
+        if other.id != entity_id and is_user(conn, other.id):
+            propose_merge(
+                conn,
+                other.id,
+                entity_id,
+                OWNER_HANDLES_CONFIDENCE,
+                f"{event.sender_id} on {event.platform} and {other.name} are both the owner's (outbound) "
+                f"and shown as {display}",
+            )
 
 
 def delivered_entity(conn: db.Connection, platform: str, handle: str) -> str | None:

@@ -168,6 +168,12 @@ def test_the_owners_handles_share_the_owners_name_and_nobody_else_takes_it(store
         for p, h in [("gmail", "me@example.com"), ("imessage", "+15550100"), ("agent", "me")]
     }
     assert names == owner
+    # ... and a person is asked to make them one: merge candidates between the owner's handles only.
+    pending = identity.list_candidates(stores.conn, "pending")
+    assert {frozenset((c["entity_a_id"], c["entity_b_id"])) for c in pending} == {
+        frozenset((a, b)) for a in owner for b in owner if a < b
+    }
+    assert identity.list_candidates(stores.conn, "auto_merged") == []
 
 
 def test_you_in_a_message_to_a_known_contact_is_named_as_they_are_known(stores: Stores) -> None:
