@@ -194,10 +194,19 @@ def cmd_recall(args: argparse.Namespace) -> int:
         _print_json(asdict(response))
     else:
         for r in response.results:
-            print(f"{r.score:.4f}  [{r.type}] {r.text}  {json.dumps(r.ranks)}")
+            print(f"{r.score:.4f}  [{r.type}] {_headline(r.text)}  {json.dumps(r.ranks)}")
             for line in _source_lines(args.sources, r.source_event_ids):
                 print(f"        {line}")
     return 0
+
+
+def _headline(text: str) -> str:
+    """A result on one line: a report (a mental model's dossier) by its first line and how much more
+    there is; `--json` and `nexus-memory observations` show it whole."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return text.strip()
+    return f"{lines[0].strip()} … (+{len(lines) - 1} lines; --json for all)"
 
 
 def _source_lines(wanted: bool, event_ids: list[str]) -> list[str]:

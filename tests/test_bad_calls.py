@@ -178,3 +178,11 @@ def test_cli_context_with_participants_answers(
     args = ["context", "What does John like?", "--participant", "chat:u1=John", "--participant", "chat:u2"]
     assert main(args) == 0
     assert capsys.readouterr().out.strip() == ""  # an empty memory injects nothing
+
+
+def test_cli_recall_shows_a_report_by_its_first_line() -> None:
+    """A mental model's dossier is dozens of lines: the text listing shows its first line and a count."""
+    from nexus_memory.cli import _headline
+
+    assert _headline("Priya moved to Lisbon") == "Priya moved to Lisbon"
+    assert _headline("Dana: # Dana\n\nQuestion: who?\n- one\n") == "Dana: # Dana … (+2 lines; --json for all)"
