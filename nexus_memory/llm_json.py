@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from nexus_memory.config import Settings
 from nexus_memory.json_schema import validate
@@ -45,6 +45,35 @@ def llm_settings(settings: Settings, who: str, operation: str) -> tuple[str, str
     if not settings.llm_enabled:
         raise ValueError(f"{who} needs NEXUS_LLM_BASE_URL and NEXUS_LLM_MODEL")
     return settings.llm_base_url, settings.llm_model_for(operation), settings.llm_api_key, settings.llm_timeout_s
+
+
+class JsonCaller:
+    """One model behind an OpenAI-compatible endpoint, asked for schema-valid JSON (`json_call`) with a
+    few retries. Subclasses name who they are and which operation's model they use (`llm_settings`)."""
+
+    role = "an LLM caller"  # for the error when no LLM is configured: "<role> needs NEXUS_LLM_BASE_URL ..."
+    operation = "writer"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "not-needed",
+        *,
+        timeout_s: float = 60,
+        max_retries: int = 1,
+        client: openai.OpenAI | None = None,
+    ) -> None:
+        self.model = model
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.client = client or openai_client(base_url, api_key, timeout_s)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> Self:
+        """The caller on the configured LLM (NEXUS_LLM_BASE_URL, the operation's model, OPENAI_API_KEY)."""
+        base_url, model, api_key, timeout_s = llm_settings(settings, cls.role, cls.operation)
+        return cls(base_url, model, api_key, timeout_s=timeout_s, **kwargs)
 
 
 @dataclass

@@ -14,15 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import openai
 
-from nexus_memory.config import Settings
 from nexus_memory.consolidation.actions import Action, ConsolidationFailed, Plan
 from nexus_memory.consolidation.duplicates import similar
 from nexus_memory.consolidation.slots import day_month_year
 from nexus_memory.consolidation.store import ObservationState
 from nexus_memory.consolidation.view import EntityView, FactInput
-from nexus_memory.llm_json import JsonCallError, json_call, llm_settings, openai_client
+from nexus_memory.llm_json import JsonCaller, JsonCallError, json_call
 
 RELATED_OBSERVATION_SIM = 0.45  # centroid cosine for an observation to be shown
 RELATED_FACT_SIM = 0.55  # cosine for an unassigned fact to be shown
@@ -81,8 +79,11 @@ class _Shown:
     facts: dict[str, FactInput]
 
 
-class LLMConsolidator:
+class LLMConsolidator(JsonCaller):
     """Consolidates each fact with one validated JSON call (see module docstring)."""
+
+    role = "the LLM consolidator"
+    operation = "consolidation"
 
     def __init__(
         self,
@@ -90,23 +91,13 @@ class LLMConsolidator:
         model: str,
         api_key: str = "not-needed",
         *,
-        timeout_s: float = 60,
         max_retries: int = 2,
         max_tokens: int = 1024,
-        client: openai.OpenAI | None = None,
+        **kwargs: Any,
     ) -> None:
-        self.model = model
+        super().__init__(base_url, model, api_key, max_retries=max_retries, **kwargs)
         self.name = f"llm:{model}"
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
         self.max_tokens = max_tokens
-        self.client = client or openai_client(base_url, api_key, timeout_s)
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **kwargs: Any) -> LLMConsolidator:
-        """The consolidator on the writer's LLM (NEXUS_LLM_BASE_URL / NEXUS_LLM_MODEL / OPENAI_API_KEY)."""
-        base_url, model, api_key, timeout_s = llm_settings(settings, "the LLM consolidator", "consolidation")
-        return cls(base_url, model, api_key, timeout_s=timeout_s, **kwargs)
 
     def plan(self, fact: FactInput, view: EntityView) -> Plan:
         if not fact.durable:

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from nexus_memory.config import Settings
 from nexus_memory.consolidation.slots import day_month_year
-from nexus_memory.llm_json import JsonCallError, json_call, llm_settings, openai_client
+from nexus_memory.llm_json import JsonCaller, JsonCallError, json_call
 
 if TYPE_CHECKING:
-    import openai
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -52,29 +52,15 @@ def basis_marker(report_text: str) -> str:
     return f"<!-- basis: {hashlib.sha256(report_text.encode()).hexdigest()[:16]} -->"
 
 
-class Narrator:
+class Narrator(JsonCaller):
     """Writes a model's narrative with the writer's LLM (see module docstring)."""
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key: str = "not-needed",
-        *,
-        timeout_s: float = 60,
-        max_retries: int = 1,
-        client: openai.OpenAI | None = None,
-    ) -> None:
-        self.model = model
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        self.client = client or openai_client(base_url, api_key, timeout_s)
-        self.prompt_tokens = self.completion_tokens = 0
+    role = "the mental-model narrator"
+    operation = "reflection"
 
-    @classmethod
-    def from_settings(cls, settings: Settings, **kwargs: Any) -> Narrator:
-        base_url, model, api_key, timeout_s = llm_settings(settings, "the mental-model narrator", "reflection")
-        return cls(base_url, model, api_key, timeout_s=timeout_s, **kwargs)
+    def __init__(self, base_url: str, model: str, api_key: str = "not-needed", **kwargs: Any) -> None:
+        super().__init__(base_url, model, api_key, **kwargs)
+        self.prompt_tokens = self.completion_tokens = 0
 
     def describe(
         self, name: str, question: str, report_text: str, facts: list[dict[str, Any]]
