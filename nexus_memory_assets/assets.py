@@ -1,7 +1,7 @@
 """One asset per memory layer, partitioned by (day, platform): events -> episodes -> facts -> embeddings.
 
 Each asset body is glue: for each platform of the run, find the ledger days its partitions stand
-for, call `nexus_memory.layers.run_layer` for its own layer, and report what a person wants to see.
+for, call `nexus_memory.pipeline.layers.run_layer` for its own layer, and report what a person wants to see.
 A run covers a range of days (BackfillPolicy.single_run), so a UI backfill of a platform's history
 is one run, not one per day; the log gets one line per batch, and a line every few seconds while
 a long batch runs.
@@ -14,7 +14,7 @@ from typing import Any
 
 import dagster as dg
 
-from nexus_memory.layers import LayerReport, run_layer
+from nexus_memory.pipeline.layers import LayerReport, run_layer
 from nexus_memory_assets.partitions import run_days
 from nexus_memory_assets.runs import claim_run
 from resources import EmbedderResource, StoresResource, WriterResource

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nexus_memory.config import Settings
-from nexus_memory.layers import LAYERS
+from nexus_memory.core.config import Settings
+from nexus_memory.pipeline.layers import LAYERS
 from nexus_memory_assets.instance import persistent_instance
 from nexus_memory_assets.pipeline import run_pipeline
 

@@ -14,8 +14,11 @@ from typing import Any
 
 import dagster as dg
 
-from nexus_memory.embeddings import StaleVectors, stale_fact_vectors
-from nexus_memory.invariants import (
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.embed import StaleVectors, stale_fact_vectors
+from nexus_memory.events.partitions import partition_key
+from nexus_memory.facts.run import FailedEpisode, failed_episodes
+from nexus_memory.pipeline.invariants import (
     active_model,
     episode_events_without_event,
     events_without_episode,
@@ -29,9 +32,6 @@ from nexus_memory.invariants import (
     overlapping_episodes,
     vectors_missing_from_index,
 )
-from nexus_memory.partitions import partition_key
-from nexus_memory.stores import Stores
-from nexus_memory.writer.run import FailedEpisode, failed_episodes
 from nexus_memory_assets.assets import md_table
 from nexus_memory_assets.partitions import run_days
 from resources import StoresResource

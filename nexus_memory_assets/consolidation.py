@@ -21,16 +21,16 @@ from typing import Any
 
 import dagster as dg
 
-from nexus_memory.config import Settings, load_settings
-from nexus_memory.consolidation import ConsolidationBusy, consolidate, pick_consolidator
-from nexus_memory.consolidation.duplicates import near_duplicate_pairs
-from nexus_memory.consolidation.store import dangling_observation_facts, pending_fact_count
-from nexus_memory.consolidation.triggers import facts_high_water
-from nexus_memory.embeddings import embed_pending
+from nexus_memory.core.config import Settings, load_settings
+from nexus_memory.embeddings.embed import embed_pending
 from nexus_memory.lifecycle import sessions
 from nexus_memory.mental_models import ensure_emergent, refresh_model, sync_dossiers
 from nexus_memory.mental_models.api import models_to_materialize
 from nexus_memory.mental_models.narrative import Narrator, configured_narrator
+from nexus_memory.observations import ConsolidationBusy, consolidate, pick_consolidator
+from nexus_memory.observations.duplicates import near_duplicate_pairs
+from nexus_memory.observations.store import dangling_observation_facts, pending_fact_count
+from nexus_memory.observations.triggers import facts_high_water
 from resources import EmbedderResource, StoresResource
 
 SQLITE_POOL = "nexus_sqlite"  # the write pool of every asset that writes the stores (assets.py)

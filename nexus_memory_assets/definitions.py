@@ -11,7 +11,7 @@ import warnings
 
 import dagster as dg
 
-from nexus_memory.config import Settings, load_settings
+from nexus_memory.core.config import Settings, load_settings
 from nexus_memory_assets import analytics, consolidation, lifecycle
 from nexus_memory_assets.assets import build_layer_assets
 from nexus_memory_assets.checks import build_layer_checks

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from nexus_memory.inbox import import_inbox_file
+from nexus_memory.events.inbox import import_inbox_file
 from nexus_memory_assets.assets import SQLITE_POOL
 from nexus_memory_assets.runs import claim_run
 from resources import StoresResource

@@ -14,9 +14,9 @@ from typing import Any
 
 import dagster as dg
 
+from nexus_memory.core.stores import Stores
 from nexus_memory.lifecycle import conflicts, decay, enrichment, reflection
 from nexus_memory.lifecycle.forget import Target, forget
-from nexus_memory.stores import Stores
 from nexus_memory_assets.assets import SQLITE_POOL
 from resources import StoresResource
 

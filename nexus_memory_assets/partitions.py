@@ -2,7 +2,7 @@
 
 - Days run from NEXUS_PARTITION_START to today (`end_offset=1`), so today's events have a partition
   the moment they arrive. The first partition also processes every earlier day and today's every
-  later one (`nexus_memory.partitions.Calendar`), so no accepted event falls outside.
+  later one (`nexus_memory.events.partitions.Calendar`), so no accepted event falls outside.
 - Platforms are a dynamic dimension: a new platform becomes partitions when its first events
   arrive (the sensor and `nexus-memory pipeline` register it), with no code change. A partition key
   cannot hold '|' (the separator of the two dimensions), '...' or control characters, so the
@@ -20,9 +20,9 @@ from urllib.parse import unquote
 import dagster as dg
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
-from nexus_memory.config import Settings
-from nexus_memory.partitions import Calendar, ledger_days, utc_today
-from nexus_memory.stores import Stores
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.events.partitions import Calendar, ledger_days, utc_today
 
 PLATFORM_DIMENSION = "platform"
 PLATFORM_TAG = "nexus/platform"

@@ -10,9 +10,9 @@ import json
 
 import dagster as dg
 
-from nexus_memory.inbox import inbox_files
-from nexus_memory.layers import partitions_ingested_after, pending_partitions
-from nexus_memory.partitions import platform_batches
+from nexus_memory.events.inbox import inbox_files
+from nexus_memory.events.partitions import platform_batches
+from nexus_memory.pipeline.layers import partitions_ingested_after, pending_partitions
 from nexus_memory_assets.inbox import ingest_inbox_job
 from nexus_memory_assets.jobs import memory_pipeline_job
 from nexus_memory_assets.partitions import (

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 
-from nexus_memory.config import Settings
-from nexus_memory.embeddings import text_hash
-from nexus_memory.episodes import ensure_definitions
-from nexus_memory.stores import Stores
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.embed import text_hash
+from nexus_memory.episodes.grouping import ensure_definitions
 
 DAY_MS = 86_400_000
 MAR1 = 1_740_787_200_000  # 2025-03-01T00:00:00Z

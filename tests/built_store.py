@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nexus_memory.bench.coldstart import ensure_store
-from nexus_memory.config import Settings, load_settings
+from nexus_memory.core.config import Settings, load_settings
 
 _BUILT: dict[str, Path] = {}
 

@@ -13,8 +13,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from webserver import webserver  # noqa: F401  (a fixture: the real dagster-webserver, for every test module)
 
-from nexus_memory.config import Settings, load_settings
-from nexus_memory.stores import Stores
+from nexus_memory.core.config import Settings, load_settings
+from nexus_memory.core.stores import Stores
 
 
 @pytest.fixture

@@ -11,15 +11,15 @@ from typing import Any
 
 from test_recall import FakeEmbedder
 
-from nexus_memory.embeddings import embed_pending
-from nexus_memory.episodes import build_episodes
-from nexus_memory.events import RawRecord, ingest
-from nexus_memory.ids import now_ms, ulid
+from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.embed import embed_pending
+from nexus_memory.embeddings.vectors.ivf import build_ivf
+from nexus_memory.episodes.grouping import build_episodes
+from nexus_memory.events.ledger import RawRecord, ingest
+from nexus_memory.facts.offline_writer import OfflineWriter
+from nexus_memory.facts.run import process_partition
 from nexus_memory.lifecycle import reconsolidate
-from nexus_memory.stores import Stores
-from nexus_memory.vectors.ivf import build_ivf
-from nexus_memory.writer.offline_writer import OfflineWriter
-from nexus_memory.writer.run import process_partition
 
 T0 = 1_714_557_600  # 2024-05-01 10:00 UTC, in seconds
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from nexus_memory import identity
-from nexus_memory.embeddings import embed_pending, get_embedder
-from nexus_memory.events import RawRecord, ingest
-from nexus_memory.ids import stable_id
-from nexus_memory.stores import Stores
+from nexus_memory.core.ids import stable_id
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.embed import embed_pending, get_embedder
+from nexus_memory.events.ledger import RawRecord, ingest
+from nexus_memory.identity import store as identity
 
 
 def ms(day: str) -> int:

@@ -12,14 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nexus_memory import embeddings, identity
-from nexus_memory.agent_tools import call_tool
-from nexus_memory.config import load_settings
-from nexus_memory.embeddings import DEFAULT_MODEL, Embedder, IndexModelMismatch, get_embedder, rebuild_index
-from nexus_memory.layers import run_layer
-from nexus_memory.query_encoder import PARITY_MIN_COSINE
+from nexus_memory.agents.tools import call_tool
+from nexus_memory.core.config import load_settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings import embed as embeddings
+from nexus_memory.embeddings.embed import DEFAULT_MODEL, Embedder, IndexModelMismatch, get_embedder, rebuild_index
+from nexus_memory.embeddings.query_encoder import PARITY_MIN_COSINE
+from nexus_memory.identity import store as identity
+from nexus_memory.pipeline.layers import run_layer
 from nexus_memory.recall import keyword
-from nexus_memory.stores import Stores
 from tests.test_recall import FakeEmbedder
 
 
@@ -174,9 +175,9 @@ def test_a_write_is_stored_through_the_checked_export_with_the_pipelines_vector(
 def test_a_fresh_process_writes_without_torch(checked_export: Embedder, tmp_path: Path) -> None:
     script = (
         "import json, sys\n"
-        "from nexus_memory.agent_tools import call_tool\n"
-        "from nexus_memory.config import load_settings\n"
-        "from nexus_memory.stores import Stores\n"
+        "from nexus_memory.agents.tools import call_tool\n"
+        "from nexus_memory.core.config import load_settings\n"
+        "from nexus_memory.core.stores import Stores\n"
         "with Stores(load_settings()) as stores:\n"
         "    made = call_tool(stores, 'remember_fact', {'text': 'Maya starts violin lessons in April'})\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"

@@ -11,7 +11,7 @@ from analytics_store import build_fixed_store
 from test_ui_browser import TIMEOUT_MS, _screenshot, ui_page  # noqa: F401  (ui_page is a fixture)
 from webserver import Webserver
 
-from nexus_memory.config import load_settings
+from nexus_memory.core.config import load_settings
 from nexus_memory_assets.analytics import analytics_assets
 from resources import StoresResource
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from nexus_memory.agent_tools import call_tool
-from nexus_memory.cli import main
+from nexus_memory.agents.tools import call_tool
+from nexus_memory.cli.app import main
+from nexus_memory.core.stores import Stores
 from nexus_memory.recall import RecallArgumentError, recall
-from nexus_memory.stores import Stores
 
 DEEP_JSON = '{"query": ' + "[" * 10_000 + "]" * 10_000 + "}"
 
@@ -182,7 +182,7 @@ def test_cli_context_with_participants_answers(
 
 def test_cli_recall_shows_a_report_by_its_first_line() -> None:
     """A mental model's dossier is dozens of lines: the text listing shows its first line and a count."""
-    from nexus_memory.cli import _headline
+    from nexus_memory.cli.app import _headline
 
     assert _headline("Priya moved to Lisbon") == "Priya moved to Lisbon"
     assert _headline("Dana: # Dana\n\nQuestion: who?\n- one\n") == "Dana: # Dana … (+2 lines; --json for all)"

@@ -19,15 +19,15 @@ from test_pipeline_kill import _fingerprint, reference_and_fresh
 from webserver import REPO, dagster_home
 
 from nexus_memory.bench.history import HistoryGenerator
-from nexus_memory.config import Settings
-from nexus_memory.events import RawRecord, ingest
-from nexus_memory.query_encoder import PARITY_MIN_COSINE
-from nexus_memory.stores import Stores
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.query_encoder import PARITY_MIN_COSINE
+from nexus_memory.events.ledger import RawRecord, ingest
 
 RECALL_LOOP = """
 import json, sys, time
 from pathlib import Path
-from nexus_memory.cli import main
+from nexus_memory.cli.app import main
 stop, queries = Path(sys.argv[1]), ["Who is moving to Berlin?", "launch date", "game night", "new number"]
 calls = 0
 while not stop.exists():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus_memory.config import Settings, load_settings
+from nexus_memory.core.config import Settings, load_settings
 from resources import EmbedderResource, StoresResource, WriterResource, resources_for
 
 

@@ -10,11 +10,11 @@ import pytest
 from fake_openai import FakeOpenAI, content
 from lifecycle_world import build, facts_with, message
 
-from nexus_memory.config import load_settings
+from nexus_memory.core.config import load_settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.facts.state import CONFLICT_CONFIDENCE
 from nexus_memory.lifecycle import conflicts
-from nexus_memory.lifecycle.state import CONFLICT_CONFIDENCE
 from nexus_memory.lifecycle.statements import read_statement
-from nexus_memory.stores import Stores
 
 MONTH = 30 * 1440  # minutes
 

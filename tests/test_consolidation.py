@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from nexus_memory import identity
-from nexus_memory.consolidation import consolidate
-from nexus_memory.consolidation.duplicates import near_duplicate_pairs
+from nexus_memory.core.stores import Stores
+from nexus_memory.identity import store as identity
+from nexus_memory.observations import consolidate
+from nexus_memory.observations.duplicates import near_duplicate_pairs
 from nexus_memory.recall import recall
-from nexus_memory.stores import Stores
 from tests.memory_builders import count, current_observations, embed, fact, person
 
 
@@ -192,7 +192,7 @@ def test_observations_of_a_merged_entity_move_to_the_survivor(stores: Stores, al
 
 
 def test_a_corrected_fact_leaves_its_observation_at_the_next_consolidation(stores: Stores, alice: str) -> None:
-    from nexus_memory.agent_tools import call_tool
+    from nexus_memory.agents.tools import call_tool
     from nexus_memory.lifecycle.reconsolidate import run_consolidation
     from nexus_memory.mental_models import create_model, get_model, refresh_model
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from nexus_memory.config import Settings, load_settings
+from nexus_memory.core.config import Settings, load_settings
+from nexus_memory.core.stores import Stores
 from nexus_memory.mental_models import create_model
-from nexus_memory.stores import Stores
 from nexus_memory_assets.consolidation import (
     ConsolidatorResource,
     consolidate_after_embeddings,
@@ -165,7 +165,7 @@ def test_mental_models_sensor_registers_and_refreshes_due_models(settings: Setti
 
 @pytest.mark.slow
 def test_a_second_pipeline_run_changes_no_count(settings: Settings) -> None:
-    from nexus_memory.ingest import ingest_file
+    from nexus_memory.events.ingest import ingest_file
     from nexus_memory_assets.pipeline import run_pipeline
 
     with Stores(settings) as stores:

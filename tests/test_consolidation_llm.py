@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from nexus_memory.consolidation import consolidate
-from nexus_memory.consolidation.llm import LLMConsolidator
-from nexus_memory.llm_json import JsonCallError, json_call
-from nexus_memory.stores import Stores
+from nexus_memory.core.stores import Stores
+from nexus_memory.llm.json_call import JsonCallError, json_call
+from nexus_memory.observations import consolidate
+from nexus_memory.observations.llm import LLMConsolidator
 from tests.fake_openai import FakeOpenAI, content, http_error, sleep
 from tests.memory_builders import count, current_observations, embed, fact, person
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from nexus_memory.agent_tools import call_tool
-from nexus_memory.consolidation import consolidate
-from nexus_memory.context import get_context
-from nexus_memory.context_pack import build_context
-from nexus_memory.embeddings import embed_pending, get_embedder
+from nexus_memory.agents.tools import call_tool
+from nexus_memory.core.stores import Stores
+from nexus_memory.core.tokens import estimate_tokens
+from nexus_memory.embeddings.embed import embed_pending, get_embedder
+from nexus_memory.injection.context import get_context
+from nexus_memory.injection.pack import build_context
 from nexus_memory.mental_models import create_model
+from nexus_memory.observations import consolidate
 from nexus_memory.recall import recall
-from nexus_memory.stores import Stores
-from nexus_memory.tokens import estimate_tokens
 from tests.memory_builders import embed, fact, person
 
 MARATHON = [
@@ -114,7 +114,7 @@ def test_facts_only_and_a_small_budget(stores: Stores, alice: str) -> None:
 
 def test_under_a_fact_cap_each_slot_shows_another_turn(stores: Stores) -> None:
     """Two facts of one source turn take one slot of max_facts: the next slot goes to another turn."""
-    from nexus_memory.context_pack import Recalled, pack
+    from nexus_memory.injection.pack import Recalled, pack
     from nexus_memory.recall.results import RecallResult
 
     def result(fact_id: str, event: str, text: str) -> RecallResult:

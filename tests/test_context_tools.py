@@ -8,11 +8,11 @@ import pytest
 from openai.types.chat import ChatCompletionFunctionTool
 from openai.types.shared import FunctionDefinition
 
-from nexus_memory import identity
-from nexus_memory.agent_tools import TOOLS, call_tool, tool_schemas
-from nexus_memory.context import get_context
-from nexus_memory.json_schema import validate
-from nexus_memory.stores import Stores
+from nexus_memory.agents.tools import TOOLS, call_tool, tool_schemas
+from nexus_memory.core.json_schema import validate
+from nexus_memory.core.stores import Stores
+from nexus_memory.identity import store as identity
+from nexus_memory.injection.context import get_context
 from tests.test_recall import (
     JUNE_2023,
     MAY_2023,
@@ -86,7 +86,7 @@ def test_context_stays_silent_on_a_prompt_about_strangers(stores: Stores, memory
 
 
 def test_context_with_the_real_model(stores: Stores, memory: dict[str, str]) -> None:
-    from nexus_memory import embeddings
+    from nexus_memory.embeddings import embed as embeddings
 
     embedder = embeddings.get_embedder()  # the bundled model is a dependency: missing it is a failure
     stores.conn.execute("DELETE FROM embeddings")
@@ -169,10 +169,10 @@ def test_internal_errors_become_error_results(stores: Stores, monkeypatch: pytes
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("nexus_memory.agent_tools.recall", broken)
+    monkeypatch.setattr("nexus_memory.agents.tools.recall", broken)
     result = call_tool(stores, "search_memory", {"query": "anything at all"})
     assert result == {"error": "internal error in search_memory: RuntimeError: disk on fire"}
-    monkeypatch.setattr("nexus_memory.context_pack.recall", broken)
+    monkeypatch.setattr("nexus_memory.injection.pack.recall", broken)
     assert get_context(stores, "anything") == ""  # an agent hook: a failure injects nothing
     with pytest.raises(RuntimeError, match="disk on fire"):
         get_context(stores, "anything", strict=True)

@@ -11,12 +11,12 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from nexus_memory.config import Settings
-from nexus_memory.embeddings import EmbedStats
-from nexus_memory.events import RawRecord, ingest
-from nexus_memory.layers import pending_events, pending_partitions
-from nexus_memory.partitions import Calendar, utc_today
-from nexus_memory.stores import Stores
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.embed import EmbedStats
+from nexus_memory.events.ledger import RawRecord, ingest
+from nexus_memory.events.partitions import Calendar, utc_today
+from nexus_memory.pipeline.layers import pending_events, pending_partitions
 from nexus_memory_assets.definitions import build_definitions, defs
 from nexus_memory_assets.partitions import encode_platform, pipeline_run_tags
 from nexus_memory_assets.pipeline import run_pipeline
@@ -204,7 +204,7 @@ def test_calendar_sends_days_beyond_the_ends_to_the_end_partitions() -> None:
 
 
 def test_pending_days_become_one_range_per_platform_cut_at_long_gaps() -> None:
-    from nexus_memory.partitions import platform_batches
+    from nexus_memory.events.partitions import platform_batches
 
     dates = Calendar("2019-01-01", "2026-11-23")
     pairs = [("2020-01-01", "sms"), ("2020-01-20", "sms"), ("2020-03-15", "sms"), ("2015-01-01", "a|b")]
@@ -386,7 +386,7 @@ def test_a_bad_inbox_file_is_moved_aside_with_its_reason(settings: Settings) -> 
 
 
 def test_a_file_imported_before_is_not_read_again(settings: Settings) -> None:
-    from nexus_memory.inbox import import_inbox_file
+    from nexus_memory.events.inbox import import_inbox_file
 
     first = _write_inbox(settings, "a.jsonl", EVENTS)
     with Stores(settings) as stores:
@@ -409,10 +409,10 @@ def test_episodes_cover_events_looks_only_at_the_runs_partitions(
     done = _run_job(settings, instance, "memory_pipeline", "sms", "2025-03-03")
     assert _checks(done)["episodes_cover_events"].passed
     # An episodes layer that leaves events out fails it, with the count.
-    import nexus_memory.layers
-    from nexus_memory.episodes import EpisodeBuildStats
+    import nexus_memory.pipeline.layers
+    from nexus_memory.episodes.grouping import EpisodeBuildStats
 
-    monkeypatch.setattr(nexus_memory.layers, "build_episodes", lambda *_a, **_k: EpisodeBuildStats())
+    monkeypatch.setattr(nexus_memory.pipeline.layers, "build_episodes", lambda *_a, **_k: EpisodeBuildStats())
     broken = _run_job(settings, instance, "memory_pipeline", "sms", "2025-03-09")
     check = _checks(broken)["episodes_cover_events"]
     assert not check.passed and check.metadata["events_without_episode"].value == 1
@@ -442,7 +442,7 @@ def test_facts_have_provenance_blocks_embedding(settings: Settings) -> None:
 
 def _failing_writer_for_event_b(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     """Make the offline writer fail on episodes starting with an event whose id ends in 'b'; returns the undo."""
-    from nexus_memory.writer.offline_writer import OfflineWriter
+    from nexus_memory.facts.offline_writer import OfflineWriter
 
     original = OfflineWriter.write
 
@@ -478,7 +478,7 @@ def test_no_failed_episodes_lists_failures_and_a_rerun_clears_them(
 def test_pipeline_command_says_which_events_are_left_and_why(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from nexus_memory.cli import main
+    from nexus_memory.cli.app import main
 
     _ingest(settings, [_event("a", "sms", "2025-03-03T10:00:00Z"), _event("b", "sms", "2025-03-04T10:00:00Z")])
     monkeypatch.setenv("NEXUS_DATA_DIR", str(settings.data_dir))
@@ -501,23 +501,23 @@ def test_facts_embedded_counts_only_vectors_of_the_active_model(settings: Settin
     with Stores(settings) as stores:
         # Vectors of a model the index does not serve do not count.
         stores.conn.execute("UPDATE embeddings SET model = 'some-older-model'")
-        from nexus_memory.invariants import active_model, facts_without_vector
+        from nexus_memory.pipeline.invariants import active_model, facts_without_vector
 
         assert facts_without_vector(stores, "sms", ["2025-03-03"], active_model(stores)) >= 1
         assert facts_without_vector(stores, "sms", ["2025-03-03"], "some-older-model") == 0
         assert pending_partitions(stores) == [("2025-03-03", "sms")]
     # The check fails in a run where the embeddings step cannot fix it (the index serves another model).
-    import nexus_memory.layers
+    import nexus_memory.pipeline.layers
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(nexus_memory.layers, "embed_pending", lambda *_a, **_k: EmbedStats(0, 0.0, 0.0, {}))
+        patch.setattr(nexus_memory.pipeline.layers, "embed_pending", lambda *_a, **_k: EmbedStats(0, 0.0, 0.0, {}))
         check = _checks(_run_job(settings, instance, "memory_pipeline", "sms", "2025-03-03"))["facts_embedded"]
     assert not check.passed and check.metadata["facts_without_vector"].value >= 1
 
 
 def test_fact_vectors_current_check_warns_after_the_embedded_text_changed(settings: Settings) -> None:
     """What an operator sees when vectors predate a change of the embedded text: a warning naming the fix."""
-    from nexus_memory.embeddings import embed_pending, get_embedder
+    from nexus_memory.embeddings.embed import embed_pending, get_embedder
 
     check = {c.node_def.name: c for c in defs.get_repository_def().asset_checks_defs_by_key.values()}
     fact_vectors_current = check["embeddings_fact_vectors_current"]
@@ -544,7 +544,7 @@ def test_fact_vectors_current_check_warns_after_the_embedded_text_changed(settin
 
 def test_reembed_job_recomputes_vectors_and_reports(settings: Settings) -> None:
     """The repair job an operator launches from the UI: vectors recomputed, counts in its metadata."""
-    from nexus_memory.embeddings import embed_pending, get_embedder
+    from nexus_memory.embeddings.embed import embed_pending, get_embedder
     from nexus_memory_assets.maintenance import reembed_job
 
     with Stores(settings) as stores, stores.transaction():

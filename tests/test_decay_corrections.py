@@ -8,12 +8,13 @@ import pytest
 from lifecycle_world import add_mental_model, add_observation, build, facts_with, message
 from test_recall import FakeEmbedder
 
-from nexus_memory.agent_tools import call_tool
-from nexus_memory.context import get_context
-from nexus_memory.ids import now_ms
-from nexus_memory.lifecycle import decay, state
+from nexus_memory.agents.tools import call_tool
+from nexus_memory.core.ids import now_ms
+from nexus_memory.core.stores import Stores
+from nexus_memory.facts import state
+from nexus_memory.injection.context import get_context
+from nexus_memory.lifecycle import decay
 from nexus_memory.recall import recall
-from nexus_memory.stores import Stores
 
 DAY = decay.DAY_MS
 FAKE = FakeEmbedder()

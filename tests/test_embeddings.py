@@ -7,8 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from nexus_memory import db, embeddings
-from nexus_memory.embeddings import (
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings import embed as embeddings
+from nexus_memory.embeddings.embed import (
     EmbedStats,
     IndexModelMismatch,
     StaleVectors,
@@ -20,10 +22,9 @@ from nexus_memory.embeddings import (
     reembed,
     stale_fact_vectors,
 )
-from nexus_memory.events import append_event, parse_event
-from nexus_memory.stores import Stores
-from nexus_memory.vectors.index import VectorIndex
-from nexus_memory.vectors.vec0 import index_state
+from nexus_memory.embeddings.vectors.index import VectorIndex
+from nexus_memory.embeddings.vectors.vec0 import index_state
+from nexus_memory.events.ledger import append_event, parse_event
 
 FACTS = [
     ("f1", "Alice works at Acme as a data engineer", "gmail", 1_000, "t1"),

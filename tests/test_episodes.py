@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from nexus_memory.episodes import build_episodes, episode_events
-from nexus_memory.events import RawRecord, ingest
-from nexus_memory.stores import Stores
+from nexus_memory.core.stores import Stores
+from nexus_memory.episodes.grouping import build_episodes, episode_events
+from nexus_memory.events.ledger import RawRecord, ingest
 
 T0 = 1_714_557_600  # 2024-05-01 10:00 UTC, in seconds
 

@@ -20,14 +20,14 @@ from lifecycle_world import (
 )
 from test_recall import FakeEmbedder
 
-from nexus_memory import db
-from nexus_memory.events import RawRecord, ingest
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.vectors.ivf import ann_root, current_generation
+from nexus_memory.events.ledger import RawRecord, ingest
 from nexus_memory.lifecycle import reconsolidate
 from nexus_memory.lifecycle.forget import ForgetError, Target, forget, preview
 from nexus_memory.lifecycle.forget import run as forget_run
 from nexus_memory.recall import recall
-from nexus_memory.stores import Stores
-from nexus_memory.vectors.ivf import ann_root, current_generation
 
 KEY = "Dana hid the spare key under the qzxvbk planter."
 VAULT = "The vault code is wqpxtrk and nobody knows."

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nexus_memory.core.stores import Stores
 from nexus_memory.recall import keyword
 from nexus_memory.recall.fusion import mmr, rrf_fuse
-from nexus_memory.stores import Stores
 
 # --- RRF ---------------------------------------------------------------------------------------
 

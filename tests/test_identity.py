@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from nexus_memory import db, identity
-from nexus_memory.events import RawRecord, ingest, parse_event
-from nexus_memory.handles import delivery_key, names_another_handle
-from nexus_memory.stores import Stores
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
+from nexus_memory.events.ledger import RawRecord, ingest, parse_event
+from nexus_memory.identity import store as identity
+from nexus_memory.identity.handles import delivery_key, names_another_handle
 
 
 def _deliver(stores: Stores, sender: str, platform: str = "imessage", session: str | None = None) -> str:

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from nexus_memory.config import Settings, load_settings
-from nexus_memory.events import IngestSummary, ingest
-from nexus_memory.importers import FORMATS, chatgpt, claude, jsonl, locomo, read_records
-from nexus_memory.stores import Stores
+from nexus_memory.core.config import Settings, load_settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.events.importers import FORMATS, chatgpt, claude, jsonl, locomo, read_records
+from nexus_memory.events.ledger import IngestSummary, ingest
 
 SAMPLE = Path(__file__).resolve().parent.parent / "nexus_memory" / "sample_data" / "events.jsonl"
 LOCOMO_DEV = Path("/work/shared/data/locomo/locomo_dev.json")

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from nexus_memory import events as ledger
-from nexus_memory import identity
-from nexus_memory.cli import main
-from nexus_memory.events import RawRecord, ingest
-from nexus_memory.importers import read_records
-from nexus_memory.stores import Stores
+from nexus_memory.cli.app import main
+from nexus_memory.core.stores import Stores
+from nexus_memory.events import ledger
+from nexus_memory.events.importers import read_records
+from nexus_memory.events.ledger import RawRecord, ingest
+from nexus_memory.identity import store as identity
 
 DEEP = "[" * 10_000 + "]" * 10_000
 GOOD_TIME = 1741017600
@@ -92,7 +92,7 @@ def reject_rows(stores: Stores) -> list[tuple[int, str, str]]:
 
 @pytest.fixture
 def small(tmp_path: Path) -> Iterator[Stores]:
-    from nexus_memory.config import load_settings
+    from nexus_memory.core.config import load_settings
 
     with Stores(load_settings(data_dir=tmp_path / "small", max_content_chars=50)) as opened:
         yield opened
@@ -160,7 +160,7 @@ def test_good_records_are_not_rejected(tmp_path: Path, stores: Stores) -> None:
 
 
 def test_a_long_cr_only_file_streams_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from nexus_memory.importers import jsonl
+    from nexus_memory.events.importers import jsonl
 
     monkeypatch.setattr(jsonl, "CHUNK", 7)  # line breaks, CRLF pairs included, fall across chunk edges
     path = write(tmp_path / "many.jsonl", [good(n) for n in range(30)], ending=b"\r\n")

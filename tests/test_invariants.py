@@ -8,9 +8,10 @@ import dagster as dg
 import pytest
 from test_dagster import EVENTS, _checks, _event, _ingest, _run_job
 
-from nexus_memory import identity, invariants
-from nexus_memory.config import Settings
-from nexus_memory.stores import Stores
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.identity import store as identity
+from nexus_memory.pipeline import invariants
 from nexus_memory_assets.pipeline import run_pipeline
 
 DAYS = {"imessage": ["2025-03-03"], "gmail": ["2025-03-04"]}

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from lifecycle_world import add_mental_model, add_observation, build, facts_with, files_holding, message
 
-from nexus_memory import cli, identity
-from nexus_memory.agent_tools import call_tool
-from nexus_memory.config import Settings
-from nexus_memory.stores import Stores
+from nexus_memory.agents.tools import call_tool
+from nexus_memory.cli import app as cli
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.identity import store as identity
 
 
 @pytest.fixture

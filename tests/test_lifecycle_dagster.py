@@ -7,8 +7,8 @@ import dagster as dg
 import pytest
 from lifecycle_world import build, facts_with, files_holding, message
 
-from nexus_memory.config import Settings
-from nexus_memory.stores import Stores
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
 from nexus_memory_assets import lifecycle
 from nexus_memory_assets.definitions import defs
 from resources import StoresResource

@@ -8,7 +8,7 @@ from time import time
 
 import pytest
 
-from nexus_memory.config import Settings
+from nexus_memory.core.config import Settings
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage, parse_json_document, retry_after_s
 from tests.fake_openai import FakeOpenAI, document, http_error
 
@@ -72,8 +72,8 @@ def test_parse_json_document_forms() -> None:
 
 def test_each_llm_operation_takes_its_own_model() -> None:
     """NEXUS_LLM_MODEL_<OPERATION> picks the model of consolidation / reflection calls; NEXUS_LLM_MODEL otherwise."""
-    from nexus_memory.config import load_settings
-    from nexus_memory.llm_json import llm_settings
+    from nexus_memory.core.config import load_settings
+    from nexus_memory.llm.json_call import llm_settings
 
     settings = load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="small", llm_model_consolidation="careful")
     assert llm_settings(settings, "the consolidator", "consolidation")[1] == "careful"

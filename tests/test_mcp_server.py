@@ -18,9 +18,9 @@ from built_store import built_copy
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
-from nexus_memory.agent_tools import TOOLS
-from nexus_memory.config import Settings
-from nexus_memory.stores import Stores
+from nexus_memory.agents.tools import TOOLS
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
 
 SERVER = [sys.executable, "-m", "nexus_memory.cli", "mcp"]
 

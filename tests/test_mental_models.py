@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from nexus_memory import cli
-from nexus_memory.agent_tools import call_tool
-from nexus_memory.config import Settings
-from nexus_memory.consolidation import consolidate
+from nexus_memory.agents.tools import call_tool
+from nexus_memory.cli import app as cli
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
 from nexus_memory.mental_models import (
     ModelError,
     after_consolidation,
@@ -22,7 +22,7 @@ from nexus_memory.mental_models import (
     refresh_model,
 )
 from nexus_memory.mental_models.dossiers import dossier_path
-from nexus_memory.stores import Stores
+from nexus_memory.observations import consolidate
 from tests.memory_builders import count, current_observations, embed, fact, person
 
 MARATHON = [

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from nexus_memory import embeddings, identity
-from nexus_memory.agent_tools import call_tool
-from nexus_memory.context import get_context
-from nexus_memory.events import RawRecord, ingest
-from nexus_memory.layers import run_layers
-from nexus_memory.participants import Participant, meant_names, parse_participant
-from nexus_memory.partitions import ledger_days
-from nexus_memory.relevance import is_evidence, read_prompt
-from nexus_memory.stores import Stores
-from nexus_memory.writer.offline_writer import OfflineWriter
+from nexus_memory.agents.tools import call_tool
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings import embed as embeddings
+from nexus_memory.events.ledger import RawRecord, ingest
+from nexus_memory.events.partitions import ledger_days
+from nexus_memory.facts.offline_writer import OfflineWriter
+from nexus_memory.identity import store as identity
+from nexus_memory.injection.context import get_context
+from nexus_memory.injection.participants import Participant, meant_names, parse_participant
+from nexus_memory.injection.relevance import is_evidence, read_prompt
+from nexus_memory.pipeline.layers import run_layers
 from tests.test_recall import add_entity, add_fact
 from tests.test_relevance import _result
 

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from webserver import REPO, dagster_home
 
-from nexus_memory.config import Settings, load_settings
-from nexus_memory.events import RawRecord, ingest
-from nexus_memory.query_encoder import PARITY_MIN_COSINE
-from nexus_memory.stores import Stores
+from nexus_memory.core.config import Settings, load_settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.query_encoder import PARITY_MIN_COSINE
+from nexus_memory.events.ledger import RawRecord, ingest
 from nexus_memory_assets.pipeline import run_pipeline
 
 PEOPLE = ["Priya Kapoor", "Raj Patel", "Dana Whitfield", "Marcus Lee"]
@@ -114,11 +114,11 @@ def _fingerprint(settings: Settings) -> dict[str, Any]:
 # Each kill point: (module, attribute owner, attribute, SIGKILL on the n-th call, before calling it).
 KILLS = [
     # Inside the third episode's transaction (the writer has begun; nothing of it may survive).
-    ("nexus_memory.writer.offline_writer", "OfflineWriter", "write", 3),
+    ("nexus_memory.facts.offline_writer", "OfflineWriter", "write", 3),
     # In the embeddings step, before its first batch of vectors is stored.
-    ("nexus_memory.vectors.index", "VectorIndex", "add", 1),
+    ("nexus_memory.embeddings.vectors.index", "VectorIndex", "add", 1),
     # Between layers of the second platform's run (events done, episodes not started).
-    ("nexus_memory.layers", None, "run_layer", 6),
+    ("nexus_memory.pipeline.layers", None, "run_layer", 6),
 ]
 
 KILLER = """
@@ -133,7 +133,7 @@ def killing(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
     return original(*args, **kwargs)
 setattr(owner, {name!r}, killing)
-from nexus_memory.cli import main
+from nexus_memory.cli.app import main
 sys.exit(main(["pipeline"]))
 """
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nexus_memory import embeddings, query_encoder
-from nexus_memory.embeddings import DEFAULT_MODEL, Embedder, get_embedder, model_location
+from nexus_memory.embeddings import embed as embeddings
+from nexus_memory.embeddings import query_encoder
+from nexus_memory.embeddings.embed import DEFAULT_MODEL, Embedder, get_embedder, model_location
 
 QUERIES = [
     "Which company does Alice work for?",
@@ -67,7 +68,7 @@ def test_query_path_never_imports_torch_once_exported(model, own_cache: Path) ->
     expected = Embedder(DEFAULT_MODEL, model, query_backend="torch").encode_query("Who is Tyler's employer?")
     script = (
         "import json, sys\n"
-        "from nexus_memory.embeddings import get_embedder\n"
+        "from nexus_memory.embeddings.embed import get_embedder\n"
         'vector = get_embedder().encode_query("Who is Tyler\'s employer?")\n'
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
         "print(json.dumps({'heavy': heavy, 'vector': vector.tolist()}))\n"

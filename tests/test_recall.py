@@ -11,15 +11,15 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from nexus_memory import identity
-from nexus_memory.config import load_settings
-from nexus_memory.ids import now_ms, ulid
+from nexus_memory.core.config import load_settings
+from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.stores import Stores
+from nexus_memory.identity import store as identity
 from nexus_memory.lifecycle import corrections
 from nexus_memory.recall import RecallResponse, recall
 from nexus_memory.recall.engine import BUDGETS, TOOL_PLATFORM
 from nexus_memory.recall.fusion import RRF_K, STRATEGY_WEIGHTS
 from nexus_memory.recall.query_entities import without_names
-from nexus_memory.stores import Stores
 
 MAY_2023 = int(datetime(2023, 5, 10, 12, tzinfo=UTC).timestamp() * 1000)
 JUNE_2023 = int(datetime(2023, 6, 20, 12, tzinfo=UTC).timestamp() * 1000)
@@ -214,7 +214,7 @@ def add_mental_model(
 
 
 def embed_all(stores: Stores, embedder: object) -> None:
-    from nexus_memory.embeddings import embed_pending
+    from nexus_memory.embeddings.embed import embed_pending
 
     embed_pending(stores, embedder, target_types=("fact", "observation", "mental_model", "entity"))
 
@@ -708,7 +708,7 @@ def test_long_query_stays_fast(stores: Stores, embedded: dict[str, str], fake: F
 
 
 def test_real_embedder_paraphrase(stores: Stores, world: dict[str, str]) -> None:
-    from nexus_memory import embeddings
+    from nexus_memory.embeddings import embed as embeddings
 
     embedder = embeddings.get_embedder()  # the bundled model is a dependency: missing it is a failure
     embeddings.embed_pending(stores, embedder, target_types=("fact", "observation", "mental_model"))

@@ -9,12 +9,12 @@ import pytest
 from fake_openai import FakeOpenAI, content
 from lifecycle_world import build, message
 
-from nexus_memory import identity
-from nexus_memory.config import load_settings
-from nexus_memory.context import get_context
-from nexus_memory.ids import now_ms, ulid
+from nexus_memory.core.config import load_settings
+from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.stores import Stores
+from nexus_memory.identity import store as identity
+from nexus_memory.injection.context import get_context
 from nexus_memory.lifecycle import enrichment, reflection, sessions
-from nexus_memory.stores import Stores
 
 DAY = reflection.DAY_MS
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from nexus_memory import relevance
+from nexus_memory.core.stores import Stores
+from nexus_memory.injection import relevance
+from nexus_memory.injection.relevance import PromptReading, is_evidence, read_prompt
 from nexus_memory.recall.results import RecallResult
-from nexus_memory.relevance import PromptReading, is_evidence, read_prompt
-from nexus_memory.stores import Stores
 from tests.test_recall import JUNE_2023, add_entity, add_fact
 
 SARAH = "ent_sarah"

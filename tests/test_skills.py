@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from built_store import built_copy
 
-from nexus_memory import cli, skills
-from nexus_memory.config import Settings
-from nexus_memory.stores import Stores
+from nexus_memory.agents import skills
+from nexus_memory.cli import app as cli
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def test_schema_lists_every_live_table_with_its_purpose(folder: Path, built: Set
     purposes = skills.table_purposes()
     for store, name, sql in tables:
         assert purposes.get(name), (
-            f"{name} ({store}.db): no `-- ` comment before its CREATE TABLE in nexus_memory/schema/"
+            f"{name} ({store}.db): no `-- ` comment before its CREATE TABLE in nexus_memory/core/schema/"
         )
         assert f"- `{name}` ({store}.db): {purposes[name]}" in text
         assert sql.strip() in text

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from nexus_memory import db
-from nexus_memory.config import Settings
-from nexus_memory.events import RawRecord, ingest
-from nexus_memory.stores import Stores
+from nexus_memory.core import db
+from nexus_memory.core.config import Settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.events.ledger import RawRecord, ingest
 
 
 def test_every_store_has_its_tables(stores: Stores) -> None:

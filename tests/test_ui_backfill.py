@@ -20,10 +20,10 @@ from test_ui_browser import TIMEOUT_MS, _screenshot, ui_page  # noqa: F401  (ui_
 from webserver import REPO, Webserver, dagster_home, free_port, process_group
 
 from nexus_memory.bench.history import HistoryGenerator
-from nexus_memory.config import load_settings
-from nexus_memory.events import RawRecord, ingest
-from nexus_memory.layers import LAYERS, pending_partitions
-from nexus_memory.stores import Stores
+from nexus_memory.core.config import load_settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.events.ledger import RawRecord, ingest
+from nexus_memory.pipeline.layers import LAYERS, pending_partitions
 from nexus_memory_assets.partitions import encode_platform
 
 if TYPE_CHECKING:

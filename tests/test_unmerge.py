@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from lifecycle_world import build, message
 
-from nexus_memory import identity
+from nexus_memory.core.stores import Stores
+from nexus_memory.identity import store as identity
 from nexus_memory.lifecycle.unmerge import UnmergeError, unmerge
-from nexus_memory.stores import Stores
 
 IDENTITY_TABLES = {
     "fact_entities": "SELECT fact_id, entity_id, as_of FROM fact_entities",

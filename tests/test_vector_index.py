@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nexus_memory.embeddings import IndexModelMismatch, rebuild_index
-from nexus_memory.stores import Stores
-from nexus_memory.vectors.index import VectorIndex
-from nexus_memory.vectors.ivf import current_generation
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.embed import IndexModelMismatch, rebuild_index
+from nexus_memory.embeddings.vectors.index import VectorIndex
+from nexus_memory.embeddings.vectors.ivf import current_generation
 
 MODEL, DIM = "test-model", 384
 PLATFORMS = ["gmail", "imessage", "discord"]

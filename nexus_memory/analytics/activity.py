@@ -14,8 +14,8 @@ import pyarrow as pa
 from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Chart, Section, Table, ratio
 from nexus_memory.analytics.source import StoreReader
-from nexus_memory.config import Settings
-from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION
+from nexus_memory.core.config import Settings
+from nexus_memory.episodes.grouping import DEFINITIONS, WRITER_DEFINITION
 
 RECENT_DAYS = 31
 RECENT_PLATFORMS = 8

@@ -14,7 +14,7 @@ import pyarrow as pa
 from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Section, ratio
 from nexus_memory.analytics.source import StoreReader
-from nexus_memory.config import Settings
+from nexus_memory.core.config import Settings
 from nexus_memory.recall.filters import OBSERVATION_TYPE
 
 TOP_ENTITIES = 20

@@ -12,7 +12,7 @@ import pyarrow as pa
 from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Section
 from nexus_memory.analytics.source import StoreReader
-from nexus_memory.config import Settings
+from nexus_memory.core.config import Settings
 
 TOP_TYPES = 50
 TOP_PAIRS = 20

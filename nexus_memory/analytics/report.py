@@ -17,7 +17,7 @@ from nexus_memory.analytics.model import Section, Table
 from nexus_memory.analytics.source import StoreReader
 from nexus_memory.analytics.vectors import embedding_coverage
 from nexus_memory.analytics.writer import writer_outcomes
-from nexus_memory.config import Settings
+from nexus_memory.core.config import Settings
 
 SectionFn = Callable[[StoreReader, Settings], Section]
 

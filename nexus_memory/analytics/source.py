@@ -15,7 +15,7 @@ from urllib.parse import quote
 import adbc_driver_sqlite.dbapi as adbc_sqlite
 import pyarrow as pa
 
-from nexus_memory import db
+from nexus_memory.core import db
 
 # The driver infers each column's Arrow type from the first batch of rows it reads (declared SQLite types
 # are ignored), so a column that is NULL in a whole first batch and text later fails. One batch for the

@@ -12,8 +12,8 @@ import pyarrow as pa
 from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Section, ratio
 from nexus_memory.analytics.source import StoreReader
-from nexus_memory.config import Settings
-from nexus_memory.episodes import DEFINITIONS, WRITER_DEFINITION
+from nexus_memory.core.config import Settings
+from nexus_memory.episodes.grouping import DEFINITIONS, WRITER_DEFINITION
 
 TOP_REASONS = 20
 # An error's reason: its first line with quoted values and numbers blanked, so one cause is one row.

@@ -25,13 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nexus_memory import db
 from nexus_memory.bench.history import DAYS, FIRST_DAY, write_history
-from nexus_memory.config import Settings, load_settings
-from nexus_memory.embedding_ahead import EmbeddingAhead
-from nexus_memory.embeddings import ENCODE_BATCH, Embedder, fact_embedding_texts, get_embedder, length_batches
-from nexus_memory.ingest import ingest_file
-from nexus_memory.stores import Stores
+from nexus_memory.core import db
+from nexus_memory.core.config import Settings, load_settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.ahead import EmbeddingAhead
+from nexus_memory.embeddings.embed import ENCODE_BATCH, Embedder, fact_embedding_texts, get_embedder, length_batches
+from nexus_memory.events.ingest import ingest_file
 
 # What the pipeline callable returns: its wall seconds (`wall_s`), seconds per layer step ("events",
 # "episodes", "facts", "embeddings") and of the asset checks (`seconds`), rows per layer (`rows`), the

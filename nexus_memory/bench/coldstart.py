@@ -22,10 +22,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from nexus_memory import query_encoder
-from nexus_memory.cli import installed_command
-from nexus_memory.config import load_settings
-from nexus_memory.stores import Stores
+from nexus_memory.cli.app import installed_command
+from nexus_memory.core.config import load_settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings import query_encoder
 
 SAMPLE_EVENTS = Path(__file__).resolve().parent.parent / "sample_data" / "events.jsonl"
 QUERIES = (
@@ -40,11 +40,11 @@ TARGET_S = 1.5
 
 def ensure_store(data_dir: Path, events: Path = SAMPLE_EVENTS) -> dict[str, int]:
     """A store with facts and vectors in `data_dir`: reused when it has them, else built from `events`."""
-    from nexus_memory.embeddings import get_embedder
-    from nexus_memory.ingest import ingest_file
-    from nexus_memory.layers import run_layers
-    from nexus_memory.partitions import ledger_days
-    from nexus_memory.writer.offline_writer import OfflineWriter
+    from nexus_memory.embeddings.embed import get_embedder
+    from nexus_memory.events.ingest import ingest_file
+    from nexus_memory.events.partitions import ledger_days
+    from nexus_memory.facts.offline_writer import OfflineWriter
+    from nexus_memory.pipeline.layers import run_layers
 
     with Stores(load_settings(data_dir=data_dir)) as stores:
         counts = stores.counts()
@@ -168,8 +168,8 @@ def _checked(sample: dict[str, Any], name: str, backend: str) -> dict[str, Any]:
 
 def _export_ready(data_dir: Path) -> bool:
     """Whether a checked ONNX export of the store's index model exists already."""
-    from nexus_memory.embeddings import model_location
-    from nexus_memory.vectors.vec0 import index_state
+    from nexus_memory.embeddings.embed import model_location
+    from nexus_memory.embeddings.vectors.vec0 import index_state
 
     with Stores(load_settings(data_dir=data_dir), readonly=True) as stores:
         state = index_state(stores.conn)

@@ -26,21 +26,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nexus_memory import db
 from nexus_memory.bench.locomo import CATEGORIES, normalise_evidence
-from nexus_memory.config import load_settings
-from nexus_memory.consolidation import consolidate
-from nexus_memory.consolidation.store import observation_summary
-from nexus_memory.consolidation.topics import content_words
-from nexus_memory.context_pack import LAYERS, ContextItem, Recalled, fact_limit, pack, recall_layers
-from nexus_memory.embeddings import embed_pending, get_embedder
-from nexus_memory.episodes import build_episodes
-from nexus_memory.events import ingest
-from nexus_memory.importers import read_records
+from nexus_memory.core import db
+from nexus_memory.core.config import load_settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.embed import embed_pending, get_embedder
+from nexus_memory.episodes.grouping import build_episodes
+from nexus_memory.events.importers import read_records
+from nexus_memory.events.ledger import ingest
+from nexus_memory.facts.offline_writer import OfflineWriter
+from nexus_memory.facts.run import process_partition
+from nexus_memory.injection.pack import LAYERS, ContextItem, Recalled, fact_limit, pack, recall_layers
 from nexus_memory.mental_models import after_consolidation
-from nexus_memory.stores import Stores
-from nexus_memory.writer.offline_writer import OfflineWriter
-from nexus_memory.writer.run import process_partition
+from nexus_memory.observations import consolidate
+from nexus_memory.observations.store import observation_summary
+from nexus_memory.observations.topics import content_words
 
 BUDGETS = (400, 800, 1600)
 MODES = {"hierarchy": LAYERS, "facts": ("fact",)}

@@ -26,9 +26,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from nexus_memory.calendar_words import MONTHS
-from nexus_memory.events import Event
-from nexus_memory.writer.extractor import extract
+from nexus_memory.core.calendar_words import MONTHS
+from nexus_memory.events.ledger import Event
+from nexus_memory.facts.extractor import extract
 
 CONTEXT_TURNS = 10  # earlier turns handed to `extract` as context (who "you" is, known names)
 

@@ -31,16 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from nexus_memory import db
-from nexus_memory.config import load_settings
-from nexus_memory.context import get_context
-from nexus_memory.embeddings import Embedder, get_embedder
+from nexus_memory.core import db
+from nexus_memory.core.config import load_settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.embed import Embedder, get_embedder
+from nexus_memory.embeddings.vectors.index import VectorIndex, embedding_id
+from nexus_memory.embeddings.vectors.ivf import build_ivf
+from nexus_memory.embeddings.vectors.vec0 import Filter, insert_vec_rows, to_blob
+from nexus_memory.injection.context import get_context
 from nexus_memory.recall import recall
 from nexus_memory.recall.query_entities import busy_entities
-from nexus_memory.stores import Stores
-from nexus_memory.vectors.index import VectorIndex, embedding_id
-from nexus_memory.vectors.ivf import build_ivf
-from nexus_memory.vectors.vec0 import Filter, insert_vec_rows, to_blob
 
 PLATFORMS = ["imessage", "gmail", "discord", "chatgpt", "claude", "agent"]
 PLATFORM_WEIGHTS = [0.35, 0.25, 0.15, 0.1, 0.05, 0.1]

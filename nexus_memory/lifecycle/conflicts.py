@@ -20,15 +20,16 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from nexus_memory import db
-from nexus_memory.config import Settings
-from nexus_memory.identity import normalize
-from nexus_memory.ids import now_ms
-from nexus_memory.lifecycle import reconsolidate, runs, state
-from nexus_memory.lifecycle.state import hidden_sql
+from nexus_memory.core import db
+from nexus_memory.core.config import Settings
+from nexus_memory.core.ids import now_ms
+from nexus_memory.core.stores import Stores
+from nexus_memory.facts import state
+from nexus_memory.facts.state import hidden_sql
+from nexus_memory.identity.store import normalize
+from nexus_memory.lifecycle import reconsolidate, runs
 from nexus_memory.lifecycle.statements import Statement, read_statement
-from nexus_memory.llm_json import JsonCallError, ask_json
-from nexus_memory.stores import Stores
+from nexus_memory.llm.json_call import JsonCallError, ask_json
 
 CANDIDATES_PER_ENTITY = 200  # earlier facts about an entity compared offline
 LLM_CANDIDATES = 20  # facts about an entity shown to the model

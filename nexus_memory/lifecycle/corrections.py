@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nexus_memory import db
-from nexus_memory.lifecycle import decay, reconsolidate, state
+from nexus_memory.core import db
+from nexus_memory.facts import state
+from nexus_memory.lifecycle import decay, reconsolidate
 
 
 class LifecycleError(ValueError):

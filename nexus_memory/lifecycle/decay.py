@@ -19,10 +19,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from nexus_memory import db
-from nexus_memory.ids import now_ms
-from nexus_memory.lifecycle import reconsolidate, runs, state
-from nexus_memory.stores import Stores
+from nexus_memory.core import db
+from nexus_memory.core.ids import now_ms
+from nexus_memory.core.stores import Stores
+from nexus_memory.facts import state
+from nexus_memory.lifecycle import reconsolidate, runs
 
 DAY_MS = 86_400_000
 _CHUNK = 50_000  # facts read per query (bounds memory at 1M facts)

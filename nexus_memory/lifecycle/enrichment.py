@@ -14,14 +14,16 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from nexus_memory import db, identity
-from nexus_memory.ids import now_ms, ulid
-from nexus_memory.lifecycle import runs, state
-from nexus_memory.lifecycle.state import hidden_sql
-from nexus_memory.stores import Stores
-from nexus_memory.writer.extractor import find_entities
-from nexus_memory.writer.extractor.names import NameBook
-from nexus_memory.writer.tools import WriterTools
+from nexus_memory.core import db
+from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.stores import Stores
+from nexus_memory.facts import state
+from nexus_memory.facts.extractor import find_entities
+from nexus_memory.facts.extractor.names import NameBook
+from nexus_memory.facts.state import hidden_sql
+from nexus_memory.facts.tools import WriterTools
+from nexus_memory.identity import store as identity
+from nexus_memory.lifecycle import runs
 
 MAX_LINKS = 1  # a fact with at most this many entity links is "few"
 PER_RUN = 5_000

@@ -2,7 +2,7 @@
 
 A fact that is corrected, decays away, is contradicted or moves to another entity (unmerge) changes
 what the observations built on it should say. `mark_stale` is the one call every lifecycle path makes;
-`run_consolidation` then has the consolidation layer (nexus_memory/consolidation) write them again without
+`run_consolidation` then has the consolidation layer (nexus_memory/observations) write them again without
 the hidden facts and refresh the mental models and dossiers built on them.
 """
 
@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nexus_memory import db
-from nexus_memory.consolidation import ConsolidationReport, consolidate, pick_consolidator
+from nexus_memory.core import db
 from nexus_memory.mental_models import after_consolidation, sync_dossiers
 from nexus_memory.mental_models.narrative import configured_narrator
+from nexus_memory.observations import ConsolidationReport, consolidate, pick_consolidator
 from nexus_memory.recall.strategies import default_embedder
 
 if TYPE_CHECKING:
-    from nexus_memory.stores import Stores
+    from nexus_memory.core.stores import Stores
 
 from nexus_memory.recall.filters import OBSERVATION_TYPE
 

@@ -17,12 +17,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from nexus_memory import db
-from nexus_memory.ids import now_ms, ulid
+from nexus_memory.core import db
+from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.stores import Stores
+from nexus_memory.facts.state import hidden_sql
 from nexus_memory.lifecycle import runs
-from nexus_memory.lifecycle.state import hidden_sql
-from nexus_memory.llm_json import JsonCallError, ask_json
-from nexus_memory.stores import Stores
+from nexus_memory.llm.json_call import JsonCallError, ask_json
 
 DAY_MS = 86_400_000
 MIN_DAYS_BETWEEN = 6

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nexus_memory import db
-from nexus_memory.ids import ulid
+from nexus_memory.core import db
+from nexus_memory.core.ids import ulid
 
 
 def record_run(

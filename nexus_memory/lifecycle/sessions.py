@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from nexus_memory import db
-from nexus_memory.ids import now_ms
+from nexus_memory.core import db
+from nexus_memory.core.ids import now_ms
+from nexus_memory.core.stores import Stores
 from nexus_memory.lifecycle import reconsolidate, runs
-from nexus_memory.stores import Stores
 
 
 @dataclass

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from nexus_memory import db, identity
-from nexus_memory.ids import now_ms
+from nexus_memory.core import db
+from nexus_memory.core.ids import now_ms
+from nexus_memory.identity import store as identity
+from nexus_memory.identity import writer_notes
 from nexus_memory.lifecycle import reconsolidate
-from nexus_memory.writer import notes as writer_notes
 
 
 class UnmergeError(ValueError):

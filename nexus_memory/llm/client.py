@@ -27,9 +27,9 @@ from typing import Any
 
 import openai
 
-from nexus_memory.config import Settings
-from nexus_memory.json_schema import validate
-from nexus_memory.llm_json import openai_client
+from nexus_memory.core.config import Settings
+from nexus_memory.core.json_schema import validate
+from nexus_memory.llm.json_call import openai_client
 
 log = logging.getLogger(__name__)
 

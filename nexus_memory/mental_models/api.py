@@ -18,15 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from nexus_memory import db
-from nexus_memory.consolidation import store as observations
-from nexus_memory.consolidation.subjects import NOT_SUBJECTS, load_entities
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
 from nexus_memory.mental_models import store
 from nexus_memory.mental_models.dossiers import sync_dossiers, write_dossier
 from nexus_memory.mental_models.narrative import Narrator, basis_marker
 from nexus_memory.mental_models.report import Report, build_report
 from nexus_memory.mental_models.store import Model
-from nexus_memory.stores import Stores
+from nexus_memory.observations import store as observations
+from nexus_memory.observations.subjects import NOT_SUBJECTS, load_entities
 
 
 class ModelError(ValueError):
@@ -120,7 +120,7 @@ def _description(
 def _embed(stores: Stores, embedder: Any) -> None:
     """Vectors for new model versions, so recall(scope=mental_models) finds them (skipped without a model)."""
     if embedder is not None:
-        from nexus_memory.embeddings import embed_pending
+        from nexus_memory.embeddings.embed import embed_pending
 
         embed_pending(stores, embedder, target_types=("mental_model",))
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nexus_memory.consolidation.slots import day_month_year
+from nexus_memory.core.stores import Stores
 from nexus_memory.mental_models.store import Model, list_current
-from nexus_memory.stores import Stores
+from nexus_memory.observations.slots import day_month_year
 
 STALE_BANNER = (
     "> **Stale**: memory has changed since this version was written. "

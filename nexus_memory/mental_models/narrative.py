@@ -16,9 +16,9 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from nexus_memory.config import Settings
-from nexus_memory.consolidation.slots import day_month_year
-from nexus_memory.llm_json import JsonCaller, JsonCallError, json_call
+from nexus_memory.core.config import Settings
+from nexus_memory.llm.json_call import JsonCaller, JsonCallError, json_call
+from nexus_memory.observations.slots import day_month_year
 
 if TYPE_CHECKING:
     pass

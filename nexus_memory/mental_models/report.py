@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexus_memory import db
-from nexus_memory.consolidation import store as observations
-from nexus_memory.consolidation.slots import day_month_year
-from nexus_memory.consolidation.subjects import load_entities
-from nexus_memory.stores import Stores
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
+from nexus_memory.observations import store as observations
+from nexus_memory.observations.slots import day_month_year
+from nexus_memory.observations.subjects import load_entities
 
 MAX_OBSERVATIONS = 12
 MAX_LINES = 12  # newest fact lines shown per observation

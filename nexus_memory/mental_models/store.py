@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexus_memory import db
-from nexus_memory.ids import now_ms, stable_id
+from nexus_memory.core import db
+from nexus_memory.core.ids import now_ms, stable_id
 
 SUBTYPES = ("structural", "emergent", "pinned")
 CURRENT_SQL = "NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)"

@@ -11,7 +11,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from nexus_memory.textcheck import json_type, show, unicode_problem
+from nexus_memory.core.textcheck import json_type, show, unicode_problem
 
 MAX_FILTER_CHARS = 1_000  # platform, thread and session filters (stored ids are at most 256)
 MAX_TIME_MS = 2**53  # time filters and reference_time: unix ms of magnitude below this (≈285,000 years)

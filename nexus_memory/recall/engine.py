@@ -23,7 +23,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from nexus_memory import db, identity
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
+from nexus_memory.identity import store as identity
 from nexus_memory.recall import keyword
 from nexus_memory.recall.arguments import check_recall_arguments
 from nexus_memory.recall.filters import TOOL_PLATFORM, Filters
@@ -49,10 +51,9 @@ from nexus_memory.recall.strategies import (
     semantic_search,
 )
 from nexus_memory.recall.timeparse import parse_time_window
-from nexus_memory.stores import Stores
 
 if TYPE_CHECKING:
-    from nexus_memory.embeddings import Embedder
+    from nexus_memory.embeddings.embed import Embedder
 
 # TOOL_PLATFORM is read from here by the agent tools.
 __all__ = ["BUDGETS", "SCOPES", "TOOL_PLATFORM", "Budget", "RecallResponse", "recall", "resolve_entity"]

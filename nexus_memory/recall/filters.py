@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from nexus_memory import db
-from nexus_memory.lifecycle.state import hidden_sql
+from nexus_memory.core import db
+from nexus_memory.facts.state import hidden_sql
 
 TOOL_PLATFORM = "memory_tool"  # platform of facts written through the agent tools (remember/correct)
 OBSERVATION_TYPE = "observation_v1"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from nexus_memory.vectors.index import VectorIndex
+    from nexus_memory.embeddings.vectors.index import VectorIndex
 
 # Deviation from the design's k = 60 (see docs/recall.md): on the LoCoMo dev split, k = 20 with the
 # semantic list weighted 2 (STRATEGY_WEIGHTS) gave recall@10 0.746 against 0.719 for plain k = 60,

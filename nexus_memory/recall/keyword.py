@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from nexus_memory import db
+from nexus_memory.core import db
 
 MAX_TERMS = 6  # terms that reach MATCH
 MAX_PROBES = 16  # candidate terms whose document frequency we look up

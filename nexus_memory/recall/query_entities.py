@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from nexus_memory import db, identity
+from nexus_memory.core import db
+from nexus_memory.identity import store as identity
 from nexus_memory.recall import keyword
 
 MAX_QUERY_ENTITIES = 10  # entities taken from one query

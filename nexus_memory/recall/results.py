@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexus_memory import db
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
+from nexus_memory.core.tokens import estimate_tokens
 from nexus_memory.recall.fusion import Ranked, result_key, split_key
-from nexus_memory.stores import Stores
-from nexus_memory.tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
 

@@ -29,16 +29,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nexus_memory import db
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
 from nexus_memory.recall import keyword
 from nexus_memory.recall.filters import Filters
 from nexus_memory.recall.fusion import Ranked, result_key
 from nexus_memory.recall.query_entities import MAX_QUERY_ENTITIES, terms_besides_names, without_names
-from nexus_memory.stores import Stores
 
 if TYPE_CHECKING:
-    from nexus_memory.embeddings import Embedder
-    from nexus_memory.vectors.index import VectorIndex
+    from nexus_memory.embeddings.embed import Embedder
+    from nexus_memory.embeddings.vectors.index import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +80,8 @@ def semantic_model(ctx: QueryContext, embedder: Embedder | None) -> Embedder | N
         embedder = default_embedder(ctx.stores)
         if embedder is None:
             return None
-    from nexus_memory.vectors.index import VectorIndex
-    from nexus_memory.vectors.vec0 import index_state
+    from nexus_memory.embeddings.vectors.index import VectorIndex
+    from nexus_memory.embeddings.vectors.vec0 import index_state
 
     if index_state(ctx.conn) is None:
         return None  # no vector stored yet, so none to find (and the empty index has no dimension to match)
@@ -111,8 +111,8 @@ def default_embedder(stores: Stores) -> Embedder | None:
     model that cannot be loaded here disables the semantic strategy (logged once per process).
     """
     try:
-        from nexus_memory.embeddings import get_embedder
-        from nexus_memory.vectors.vec0 import index_state
+        from nexus_memory.embeddings.embed import get_embedder
+        from nexus_memory.embeddings.vectors.vec0 import index_state
     except ImportError:
         return None
     state = index_state(stores.conn)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
-from nexus_memory.calendar_words import MONTH_ABBREVIATIONS, MONTHS, NUMBER_WORDS, WEEKDAYS, month_number
+from nexus_memory.core.calendar_words import MONTH_ABBREVIATIONS, MONTHS, NUMBER_WORDS, WEEKDAYS, month_number
 
 # Month words that are also common English words: without a year or a prefix they are not dates
 # ("I may 2 ...", "march 3 miles").

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from nexus_memory import db
+from nexus_memory.core import db
 from nexus_memory.lifecycle.forget.plan import ForgetPlan, name_pattern
 
 MIN_QUOTED_CHARS = 12  # a forgotten text shorter than this is not looked for inside model reports

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from nexus_memory import db
-from nexus_memory.ids import now_ms, stable_id
-from nexus_memory.tokens import estimate_tokens
+from nexus_memory.core import db
+from nexus_memory.core.ids import now_ms, stable_id
+from nexus_memory.core.tokens import estimate_tokens
 
 
 @dataclass

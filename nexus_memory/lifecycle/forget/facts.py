@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from nexus_memory import db
+from nexus_memory.core import db
 
 
 def fact_links(conn: db.Connection, fact_ids: Sequence[str]) -> list[tuple[str, str]]:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
 
-from nexus_memory import db
+from nexus_memory.core import db
 
 
 def uncount_links(conn: db.Connection, links: Sequence[tuple[str, str]], forgotten: Sequence[str]) -> dict[str, int]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from nexus_memory import db
+from nexus_memory.core import db
 from nexus_memory.lifecycle.forget.plan import ForgetPlan, name_pattern
 
 MIN_KEY_CHARS = 8  # shorter forgotten strings are not searched for inside rejected records

@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from nexus_memory import db
-from nexus_memory.textcheck import show, unicode_problem
+from nexus_memory.core import db
+from nexus_memory.core.textcheck import show, unicode_problem
 
 TARGET_KINDS = ("event", "fact", "sender", "entity")
 MIN_NAME_CHARS = 3  # shorter names and aliases ('Al', 'J') are not searched for in text: they match too much

@@ -17,12 +17,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexus_memory import db
-from nexus_memory.ids import now_ms, ulid
+from nexus_memory.core import db
+from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.stores import Stores
 from nexus_memory.lifecycle import reconsolidate
 from nexus_memory.lifecycle.forget import derived, episodes, facts, identity_rows, ledger, scrub, vectors
 from nexus_memory.lifecycle.forget.plan import ForgetPlan, Target, make_plan
-from nexus_memory.stores import Stores
 
 PREVIEW_IDS = 20  # ids listed per kind in a preview
 

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from nexus_memory.ids import now_ms
-from nexus_memory.stores import Stores
+from nexus_memory.core.ids import now_ms
+from nexus_memory.core.stores import Stores
 
 # Stores that hold text, with the table that says whether they are clean (schema/*_lifecycle.sql).
 SCRUB_STATE = {"main": "memory_scrub_state", "events": "events_scrub_state", "identity": "identity_scrub_state"}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from nexus_memory import db
-from nexus_memory.stores import Stores
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
 
 TARGET_TYPES = ("fact", "entity", "observation", "mental_model")
 
@@ -65,8 +65,8 @@ def delete_vectors(conn: db.Connection, targets: Mapping[str, Sequence[str]]) ->
 
 def rewrite_index_files(stores: Stores, target_types: Sequence[str]) -> list[str]:
     """Rebuild the IVF files of these types (those that have any) from the canonical table; returns the rebuilt."""
-    from nexus_memory.vectors.ivf import ann_root, build_ivf, current_generation
-    from nexus_memory.vectors.vec0 import index_state
+    from nexus_memory.embeddings.vectors.ivf import ann_root, build_ivf, current_generation
+    from nexus_memory.embeddings.vectors.vec0 import index_state
 
     state = index_state(stores.conn)
     if state is None:

@@ -1,0 +1,151 @@
+"""What the lifecycle costs at scale: forgetting (each target kind, and the one-time VACUUM of a store written
+before secure_delete) and the nightly decay, on a synthetic store of N facts.
+
+    nexus-memory bench forget --facts 100000 --json
+
+The store: one fact per event, senders with a thread each, entities linked two per fact (Zipf), episodes of
+50 events, vectors for every fact (random unit vectors: their values do not matter to deletion cost) in
+`embeddings` + vec0 + IVF files. Timings are wall seconds of the real calls, phase by phase.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nexus_memory.core.config import load_settings
+from nexus_memory.core.ids import now_ms, stable_id
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.vectors.index import embedding_id
+from nexus_memory.embeddings.vectors.ivf import build_ivf
+from nexus_memory.embeddings.vectors.vec0 import create_vec_table, insert_vec_rows, to_blob
+from nexus_memory.lifecycle import decay
+from nexus_memory.lifecycle.forget import Target, forget
+
+WORDS = (
+    *("garden", "coffee", "hiking", "report", "budget", "piano", "travel", "doctor", "school", "project"),
+    *("dinner", "weekend", "concert", "deadline", "birthday", "recipe", "meeting", "flight", "museum"),
+    *("invoice", "bicycle", "library", "cousin", "holiday", "apartment"),
+)
+EPISODE_EVENTS = 50
+DIMENSION = 384
+MODEL = "bench-random"
+
+
+def run(facts: int, *, directory: Path | None = None, seed: int = 0) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(dir=directory) as tmp:
+        settings = load_settings(data_dir=Path(tmp) / "data")
+        with Stores(settings) as stores:
+            started = time.perf_counter()
+            layout = _fill(stores, facts, random.Random(seed), np.random.default_rng(seed))
+            built_s = time.perf_counter() - started
+            sizes = {p.name: p.stat().st_size for p in settings.data_dir.glob("*.db")}
+            result: dict[str, Any] = {"facts": facts, "build_s": round(built_s, 1), "store_bytes": sizes}
+            started = time.perf_counter()
+            report = decay.run_decay(stores, now=now_ms() + 30 * decay.DAY_MS)
+            result["decay"] = {"seconds": round(time.perf_counter() - started, 3), "checked": report.checked}
+            targets = [
+                ("fact", layout["fact"]),
+                ("event", layout["event"]),
+                ("sender", layout["sender"]),
+                ("entity", layout["entity"]),
+            ]
+            for kind, value in targets:
+                result[f"forget_{kind}"] = _forget(stores, Target(kind, value))
+            # A store written before secure_delete: the first forget VACUUMs each store once.
+            for table in ("memory_scrub_state", "events_scrub_state", "identity_scrub_state"):
+                stores.conn.execute(f"UPDATE {table} SET clean_since = NULL")
+            result["forget_fact_first_time_with_vacuum"] = _forget(stores, Target("fact", layout["fact2"]))
+    return result
+
+
+def _forget(stores: Stores, target: Target) -> dict[str, Any]:
+    outcome = forget(stores, target, requested_by="bench")
+    removed = {store: sum(rows.values()) for store, rows in outcome.removed.items()}
+    return {"seconds": outcome.seconds, "rows_removed": removed, "vacuumed": outcome.scrub.get("vacuumed")}
+
+
+def _fill(stores: Stores, n: int, rng: random.Random, np_rng: np.random.Generator) -> dict[str, str]:
+    conn, now = stores.conn, now_ms()
+    senders = max(10, n // 1_000)
+    n_entities = max(20, n // 20)
+    zipf = np.minimum(np_rng.zipf(1.3, size=2 * n), n_entities)
+    with stores.transaction():
+        conn.executemany(
+            "INSERT INTO entities (id, name, normalized, type, source, created_at, updated_at) "
+            "VALUES (?, ?, ?, 'person', 'inferred', ?, ?)",
+            [(f"ent{i}", f"Person{i}x", f"person{i}x", now, now) for i in range(n_entities)],
+        )
+        events, facts, links = [], [], []
+        for i in range(n):
+            sender = f"user{i % senders}@example.com"
+            words = " ".join(rng.choice(WORDS) for _ in range(8))
+            a, b = int(zipf[2 * i]) - 1, int(zipf[2 * i + 1]) - 1
+            text = f"Person{a}x talked about {words} with Person{b}x"
+            as_of = now - (n - i) * 60_000
+            event_id = f"bench:{i}"
+            events.append((event_id, sender, f"t{i % senders}", text, stable_id("h", i), as_of, now))
+            facts.append((f"f{i}", text, as_of, now, event_id, now, f"t{i % senders}"))
+            links += [(f"f{i}", f"ent{a}", as_of)] + ([(f"f{i}", f"ent{b}", as_of)] if b != a else [])
+        conn.executemany(
+            """INSERT INTO events (id, platform, sender_id, thread_id, direction, content, content_hash, as_of,
+                   ingested_at, day) VALUES (?, 'chat', ?, ?, 'inbound', ?, ?, ?, ?, '2024-01-01')""",
+            events,
+        )
+        conn.executemany(
+            """INSERT INTO facts (id, text, as_of, ingested_at, source_event_id, created_at, thread_id, platform)
+               VALUES (?, ?, ?, ?, ?, ?, ?, 'chat')""",
+            facts,
+        )
+        conn.executemany("INSERT OR IGNORE INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)", links)
+        conn.execute(
+            "INSERT INTO episode_definitions (id, name, strategy, params, created_at) "
+            "VALUES ('def_bench', 'bench', 'time_gap', '{}', ?)",
+            (now,),
+        )
+        for start in range(0, n, EPISODE_EVENTS):
+            chunk = events[start : start + EPISODE_EVENTS]
+            episode = f"ep{start}"
+            conn.execute(
+                """INSERT INTO episodes (id, definition_id, start_time, end_time, event_count, first_event_id,
+                       last_event_id, created_at) VALUES (?, 'def_bench', ?, ?, ?, ?, ?, ?)""",
+                (episode, chunk[0][5], chunk[-1][5], len(chunk), chunk[0][0], chunk[-1][0], now),
+            )
+            conn.executemany(
+                "INSERT INTO episode_events (episode_id, event_id, position) VALUES (?, ?, ?)",
+                [(episode, e[0], k) for k, e in enumerate(chunk)],
+            )
+        conn.execute(
+            "INSERT INTO vector_index_state (id, model, dimension, built_at) VALUES (1, ?, ?, ?)",
+            (MODEL, DIMENSION, now),
+        )
+        create_vec_table(conn, DIMENSION)
+        vectors = np_rng.standard_normal((n, DIMENSION)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        conn.executemany(
+            "INSERT INTO embeddings (id, target_type, target_id, model, embedding, dimension, created_at) "
+            "VALUES (?, 'fact', ?, ?, ?, ?, ?)",
+            [
+                (embedding_id("fact", f"f{i}", MODEL), f"f{i}", MODEL, to_blob(vectors[i]), DIMENSION, now)
+                for i in range(n)
+            ],
+        )
+        rows = conn.execute("SELECT rowid, embedding, target_id FROM embeddings").fetchall()
+        insert_vec_rows(conn, ((r[0], "fact", r[1], "chat", now, None, r[2]) for r in rows))
+    build_ivf(conn, stores.data_dir, MODEL, "fact", DIMENSION)
+    for schema in ("main", "events", "identity", "embeddings"):
+        conn.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)")
+    middle = n // 2
+    mid_entity = f"ent{max(1, n_entities // 50)}"  # a mid-frequency entity
+    return {
+        "fact": f"f{middle}",
+        "fact2": f"f{middle + 7}",
+        "event": f"bench:{middle + 3}",
+        "sender": f"user{(middle + 5) % senders}@example.com",
+        "entity": mid_entity,
+    }

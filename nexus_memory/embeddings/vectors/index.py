@@ -1,0 +1,215 @@
+"""One embedding model's vectors: written to the canonical `embeddings` table and the vec0 index,
+searched through the IVF index when large (ivf.py) and vec0 when small (vec0.py), kept fit by `maintain`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from nexus_memory.core import db
+from nexus_memory.core.ids import stable_id
+from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.vectors.ivf import (
+    RESOLVE_SLACK,
+    ann_root,
+    build_ivf,
+    compact_ivf,
+    current_generation,
+    default_nprobe,
+    generation_sizes,
+    loaded_index,
+)
+from nexus_memory.embeddings.vectors.vec0 import (
+    Filter,
+    IndexModelMismatch,
+    index_state,
+    insert_vec_rows,
+    knn,
+    mismatch_message,
+    to_blob,
+)
+
+ANN_THRESHOLD = 20_000  # rows of one (model, target_type) above which the IVF index is used
+
+# (target_id, vector, platform, as_of, thread_id): one row to store and index.
+Row = tuple[str, np.ndarray, str | None, int | None, str | None]
+
+
+class VectorIndex:
+    """One model's vectors: stores them (canonical table + vec0), searches them (IVF when large, vec0
+    when small) and keeps the IVF index fit (`maintain`)."""
+
+    def __init__(
+        self,
+        stores: Stores,
+        model: str,
+        dimension: int,
+        *,
+        ann_threshold: int = ANN_THRESHOLD,
+        nprobe: int | None = None,
+    ) -> None:
+        self.stores = stores
+        self.conn = stores.conn
+        self.model = model
+        self.dimension = int(dimension)
+        self.ann_threshold = ann_threshold
+        self.nprobe = nprobe
+        state = index_state(self.conn)
+        if state is not None and state != (model, self.dimension):
+            raise IndexModelMismatch(mismatch_message(state, (model, self.dimension)))
+
+    def _root(self, target_type: str) -> Path:
+        return ann_root(self.stores.data_dir, self.model) / target_type
+
+    def search(
+        self,
+        query: np.ndarray,
+        k: int,
+        *,
+        target_type: str = "fact",
+        platform: str | None = None,
+        time_after: int | None = None,
+        time_before: int | None = None,
+        thread_id: str | None = None,
+    ) -> list[tuple[str, float]]:
+        """(target_id, cosine similarity) of the k nearest rows, best first.
+
+        Filters (platform, inclusive as_of bounds, thread) are applied before the top-k cut.
+        """
+        if k <= 0:
+            return []
+        query = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        flt = Filter(platform, time_after, time_before, thread_id)
+        index = loaded_index(self._root(target_type))
+        if index is not None:
+            with index.lock:
+                index.catch_up(self.conn, self.model, target_type)
+                nprobe = self.nprobe or default_nprobe(index.nlist)
+                found = index.search(query, k + RESOLVE_SLACK, flt, nprobe)
+            if found is not None:
+                return self._resolve(found[0], found[1], k)
+        return self.exact(query, k, target_type=target_type, flt=flt)
+
+    def exact(
+        self, query: np.ndarray, k: int, *, target_type: str = "fact", flt: Filter | None = None
+    ) -> list[tuple[str, float]]:
+        """Exact KNN through sqlite-vec, with the filters inside the KNN."""
+        return knn(self.conn, query, k, target_type, flt or Filter())
+
+    def _resolve(self, rowids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Map embeddings rowids to target ids; rows deleted since indexing drop out."""
+        if not len(rowids):
+            return []
+        wanted = [int(r) for r in rowids]
+        found = dict(
+            self.conn.execute(
+                f"SELECT rowid, target_id FROM embeddings WHERE rowid IN ({db.placeholders(wanted)})", wanted
+            ).fetchall()
+        )
+        out = [(found[int(r)], float(s)) for r, s in zip(rowids, scores, strict=True) if int(r) in found]
+        return out[:k]
+
+    def vectors(self, target_type: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Canonical float32 vectors of these targets under this model (missing ids are absent)."""
+        out: dict[str, np.ndarray] = {}
+        for part in db.chunked(list(dict.fromkeys(ids))):
+            rows = self.conn.execute(
+                f"SELECT target_id, embedding FROM embeddings WHERE model = ? AND target_type = ? "
+                f"AND target_id IN ({db.placeholders(part)})",
+                [self.model, target_type, *part],
+            ).fetchall()
+            out.update((r[0], np.frombuffer(r[1], dtype="<f4").astype(np.float32)) for r in rows)
+        return out
+
+    def add(self, target_type: str, rows: Sequence[Row], *, text_hashes: Mapping[str, str] | None = None) -> None:
+        """Store and index (target_id, vec, platform, as_of, thread_id) rows, in one transaction.
+
+        Writes the canonical `embeddings` row (skipped when one exists for this model), with the
+        hash of the text it was made from when `text_hashes` (target_id -> hash) has it, and the
+        vec0 row; the IVF index picks new rows up by rowid on its next search.
+        """
+        if not rows:
+            return
+        hashes = text_hashes or {}
+        now = int(time.time() * 1000)
+        with db.transaction(self.conn):
+            ids = [r[0] for r in rows]
+            existing = set(self._existing(target_type, ids))
+            fresh = [r for r in rows if r[0] not in existing]
+            if not fresh:
+                return
+            self.conn.executemany(
+                "INSERT INTO embeddings(id, target_type, target_id, model, embedding, dimension, created_at, "
+                "text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        embedding_id(target_type, r[0], self.model),
+                        target_type,
+                        r[0],
+                        self.model,
+                        to_blob(r[1]),
+                        self.dimension,
+                        now,
+                        hashes.get(r[0]),
+                    )
+                    for r in fresh
+                ],
+            )
+            rowids = self._existing(target_type, [r[0] for r in fresh])
+            insert_vec_rows(
+                self.conn, [(rowids[r[0]], target_type, to_blob(r[1]), r[2], r[3], r[4], r[0]) for r in fresh]
+            )
+
+    def _existing(self, target_type: str, ids: Sequence[str]) -> dict[str, int]:
+        """target_id -> embeddings.rowid for those of `ids` already embedded with this model."""
+        out: dict[str, int] = {}
+        for part in db.chunked(ids):
+            out.update(
+                self.conn.execute(
+                    f"SELECT target_id, rowid FROM embeddings WHERE target_type = ? AND model = ? "
+                    f"AND target_id IN ({db.placeholders(part)})",
+                    [target_type, self.model, *part],
+                ).fetchall()
+            )
+        return out
+
+    def count(self, target_type: str) -> int:
+        """Canonical rows of this model and type."""
+        return self.conn.execute(
+            "SELECT count(*) FROM embeddings WHERE model = ? AND target_type = ?", (self.model, target_type)
+        ).fetchone()[0]
+
+    def maintain(self, target_type: str, *, compact_fraction: float = 0.05, compact_min: int = 5_000) -> str:
+        """Keep the IVF index fit: build it past the threshold, fold in a large delta, retrain at 4x.
+
+        Returns what it did: 'none', 'built', 'compacted' or 'rebuilt'. Meant for the embedding
+        step (it can take a minute at 1M), never for the query path.
+        """
+        root = self._root(target_type)
+        gen = current_generation(root)
+        if gen is None:
+            if self.count(target_type) < self.ann_threshold:
+                return "none"
+            build_ivf(self.conn, self.stores.data_dir, self.model, target_type, self.dimension)
+            return "built"
+        covered_rowid, trained_n, indexed = generation_sizes(gen)
+        pending = self.conn.execute(
+            "SELECT count(*) FROM embeddings NOT INDEXED WHERE rowid > ? AND model = ? AND target_type = ?",
+            (covered_rowid, self.model, target_type),
+        ).fetchone()[0]
+        if indexed + pending > 4 * trained_n:
+            build_ivf(self.conn, self.stores.data_dir, self.model, target_type, self.dimension)
+            return "rebuilt"
+        if pending >= max(compact_min, compact_fraction * indexed):
+            compact_ivf(self.conn, self.stores.data_dir, self.model, target_type)
+            return "compacted"
+        return "none"
+
+
+def embedding_id(target_type: str, target_id: str, model: str) -> str:
+    """Deterministic embeddings.id, so re-running a step never duplicates a row."""
+    return stable_id("emb", target_type, target_id, model)

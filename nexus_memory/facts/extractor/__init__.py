@@ -1,0 +1,61 @@
+"""The rule-based extractor: facts, entities, causal pairs, contacts and introductions without an LLM.
+
+It is the offline writer's engine (`nexus_memory/facts/offline_writer.py`), the writer's fallback and
+its fast path for backfills: deterministic, pure Python + `re`, no network. It follows the writer
+contract (docs/writer.md) as far as rules can: atomic facts as standalone sentences (first person
+resolved to the sender's name), entities with roles, conservative causal links ("false causal links
+are worse than missing ones"), conversational contact discovery and real-name introductions. Derived
+event kinds (decision, action_item, commitment, preference_stated, correction) are found by cue phrases.
+
+Pipeline for one event (`facts.extract`), and the module that does each step:
+
+1. skip ephemeral chatter ("ok", "lol", emoji only, greetings only): `sentences`;
+2. pull out a shared photo ("[shares a photo: caption]") as its own fact: `sentences`;
+3. find contact statements and introductions on the raw text: `contacts`, `introductions`;
+4. split into sentences, drop questions (keeping the statement before a tag like ", right?") and
+   filler sentences, strip leading interjections, greetings and vocatives ("Wow, ...", "Caroline, ..."),
+   and put back a dropped subject ("Went hiking." -> "I went hiking."): `sentences`;
+5. split each sentence on a causal cue (cause + effect facts and a `CausalPair`): `causal`; otherwise on
+   "; " and ", and " / ", but " when both sides are clauses (subject-like start and a verb): `sentences`;
+6. resolve I/me/my to the sender and you/your to the peer (`pronouns`, with names from `names`),
+   annotate relative dates with the explicit date and read explicit dates into `as_of` (`dates`), tag
+   entities (`entities`, `literals`) and the derived kind (`kinds`). A statement that names no person
+   after resolution is attributed: "<sender> said ...".
+
+The word lists live in `words`, the result types in `results`. Everything here is heuristic and
+English-only; the LLM writer is the quality path.
+"""
+
+from nexus_memory.facts.extractor.contacts import find_contacts
+from nexus_memory.facts.extractor.dates import annotate_relative_dates, explicit_date
+from nexus_memory.facts.extractor.entities import find_entities
+from nexus_memory.facts.extractor.facts import extract
+from nexus_memory.facts.extractor.introductions import find_introductions
+from nexus_memory.facts.extractor.kinds import classify_kind
+from nexus_memory.facts.extractor.results import (
+    CausalPair,
+    ContactStatement,
+    EntityMention,
+    ExtractedFact,
+    Extraction,
+    NameIntroduction,
+)
+from nexus_memory.facts.extractor.sentences import split_compound, split_sentences
+
+__all__ = [
+    "CausalPair",
+    "ContactStatement",
+    "EntityMention",
+    "ExtractedFact",
+    "Extraction",
+    "NameIntroduction",
+    "annotate_relative_dates",
+    "classify_kind",
+    "explicit_date",
+    "extract",
+    "find_contacts",
+    "find_entities",
+    "find_introductions",
+    "split_compound",
+    "split_sentences",
+]

@@ -1,0 +1,201 @@
+"""One event at a time: sentences become statements, statements become facts with entities and dates."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from nexus_memory.events.ledger import Event
+from nexus_memory.facts.extractor.causal import CAUSAL_LINK_PREV, split_causal
+from nexus_memory.facts.extractor.contacts import find_contacts
+from nexus_memory.facts.extractor.dates import annotate_relative_dates, explicit_date
+from nexus_memory.facts.extractor.entities import find_entities, merge_mentions
+from nexus_memory.facts.extractor.introductions import INTRO_RE, find_introductions, intro_ok
+from nexus_memory.facts.extractor.kinds import classify_kind
+from nexus_memory.facts.extractor.names import NameBook
+from nexus_memory.facts.extractor.pronouns import resolve_pronouns
+from nexus_memory.facts.extractor.results import (
+    CausalPair,
+    ContactStatement,
+    EntityMention,
+    ExtractedFact,
+    Extraction,
+    NameIntroduction,
+)
+from nexus_memory.facts.extractor.sentences import (
+    clean_sentence,
+    has_verb,
+    is_clause,
+    is_ephemeral,
+    is_informative,
+    photo_fact,
+    split_compound,
+    split_photos,
+    split_sentences,
+    supply_subject,
+)
+from nexus_memory.facts.extractor.text import capitalise, contains_word, finish, lower_first
+
+
+def extract(
+    events: Sequence[Event],
+    *,
+    context: Sequence[Event] = (),
+    speaker_names: Mapping[str, str] | None = None,
+    addressee_names: Mapping[str, str] | None = None,
+) -> Extraction:
+    """Extract facts, causal pairs, contacts and introductions from `events` (new, in time order).
+
+    `context` holds earlier events of the thread: they help resolve who "you" is and which names are
+    known, but no facts are taken from them. `speaker_names` maps sender_id -> the name a person has
+    accepted for that sender (falls back to sender_name, then sender_id). A name a sender gives
+    for themself ("I'm Priya") is a claim: it becomes a fact and an introduction, never the speaker.
+    `addressee_names` maps a peer_id that sends nothing here to the name it is known by (who "you" is in
+    an email to the owner's address); it never makes a peer the addressee of a group message.
+    """
+    names = NameBook(speaker_names or {}, addressee_names or {})
+    for event in [*context, *events]:
+        names.learn_event(event)
+        for intro in find_introductions(event.content):
+            names.add_known(intro)
+
+    result = Extraction()
+    previous_sender: str | None = context[-1].sender_id if context else None
+    for event in events:
+        peer = names.peer_of(event, previous_sender)
+        _extract_event(event, names, peer, result)
+        previous_sender = event.sender_id
+    return result
+
+
+# What joins an introduction to the clause after it: "I'm Priya, I ..." / "I'm Priya and I ...".
+_AFTER_INTRODUCTION_RE = re.compile(r"\s*(?:[,;:\u2014-]+\s*(?:and\s+)?|\s+and\s+)", re.IGNORECASE)
+
+
+@dataclass
+class _Statement:
+    """A sentence or clause on its way to becoming a fact."""
+
+    text: str  # original wording (interjections stripped), pronouns not yet resolved
+    speaker: str  # name the first person resolves to
+    is_photo: bool = False
+
+
+@dataclass
+class _Split:
+    """Statements from one sentence, causal pairs among them (local indexes), and a link backwards."""
+
+    statements: list[_Statement]
+    pairs: list[tuple[int, int, float]] = field(default_factory=list)  # (cause, effect, strength)
+    link_prev: float = 0.0  # >0: the previous statement of the event causes the first one here
+
+
+def _extract_event(event: Event, names: NameBook, peer: str | None, result: Extraction) -> None:
+    """Append what one event says to `result`."""
+    content = event.content or ""
+    if is_ephemeral(content, names):
+        result.skipped_events.append(event.id)
+        return
+    speaker = names.name_of(event.sender_id)
+    intro_names = find_introductions(content)
+    for intro in intro_names:
+        result.introductions.append(NameIntroduction(intro, event.id))
+    contacts = find_contacts(content, event.id)
+    result.contacts.extend(contacts)
+
+    text, captions = split_photos(content)
+    splits: list[_Split] = []
+    for sentence in split_sentences(text):
+        for piece in _claim_introductions(sentence, speaker) if intro_names else [sentence]:
+            cleaned = clean_sentence(piece, names)
+            if cleaned and is_informative(cleaned, names):
+                splits.append(_split_statement(supply_subject(cleaned), speaker))
+    for caption in captions:
+        splits.append(_Split([_Statement(photo_fact(caption, "I"), speaker, is_photo=True)]))
+
+    produced = 0
+    for split in splits:
+        base = len(result.facts)
+        for statement in split.statements:
+            result.facts.append(build_fact(statement, event, names, peer, contacts))
+        if split.link_prev and produced:
+            result.causal.append(CausalPair(base - 1, base, split.link_prev))
+        for cause, effect, strength in split.pairs:
+            result.causal.append(CausalPair(base + cause, base + effect, strength))
+        produced += len(split.statements)
+    if not produced:
+        result.skipped_events.append(event.id)
+
+
+def _claim_introductions(sentence: str, speaker: str) -> list[str]:
+    """A sentence with each introduction written as the claim it is, split off when a clause follows.
+
+    "Hi, I'm Priya Kapoor, I lost my phone" -> ["Hi, I say they are Priya Kapoor", "I lost my phone"], so
+    the facts read "<handle> says they are Priya Kapoor" and "<handle> lost <handle>'s phone". An
+    introduction of the speaker's own name says nothing new and is left out.
+    """
+    pieces: list[str] = []
+    cursor, cut = 0, None
+    for match in INTRO_RE.finditer(sentence):
+        if not intro_ok(match):
+            continue
+        name = match.group("name")
+        same = name.lower() in (speaker.lower(), speaker.split()[0].lower())
+        pieces += [sentence[cursor : match.start()], "" if same else f"I say they are {name}"]
+        cursor = match.end()
+        cut = len("".join(pieces)) if cut is None else cut
+    text = "".join(pieces) + sentence[cursor:]
+    if cut is not None:
+        joint = _AFTER_INTRODUCTION_RE.match(text, cut)
+        if joint and is_clause(text[joint.end() :]):
+            return [text[:cut], capitalise(text[joint.end() :])]
+    return [text]
+
+
+def _split_statement(sentence: str, speaker: str) -> _Split:
+    """A sentence as statements: a causal pair, else compound clauses; plus a causal link backwards."""
+    link_strength = 0.0
+    link = CAUSAL_LINK_PREV.match(sentence)
+    if link and has_verb(sentence[link.end() :]):
+        link_strength = 0.7
+        sentence = capitalise(sentence[link.end() :])
+    pair = split_causal(sentence)
+    if pair:
+        cause, effect, strength, cause_first = pair
+        if cause_first:
+            return _Split([_Statement(cause, speaker), _Statement(effect, speaker)], [(0, 1, strength)], link_strength)
+        return _Split([_Statement(effect, speaker), _Statement(cause, speaker)], [(1, 0, strength)], link_strength)
+    return _Split([_Statement(clause, speaker) for clause in split_compound(sentence)], [], link_strength)
+
+
+def build_fact(
+    statement: _Statement, event: Event, names: NameBook, peer: str | None, contacts: Sequence[ContactStatement] = ()
+) -> ExtractedFact:
+    """Resolve pronouns and dates in a statement and tag its entities and derived kind.
+
+    Contact values the sender stated about themself get the role 'contact_of_sender'; a statement of
+    someone else's contact info is attributed to the sender ("<sender> said Sam's number is ...").
+    """
+    kind = "fact" if statement.is_photo else classify_kind(statement.text)
+    resolved, first_person = resolve_pronouns(statement.text, statement.speaker, peer)
+    resolved, date_mentions = annotate_relative_dates(resolved, event.as_of)
+    as_of, explicit = explicit_date(resolved, event.as_of)
+    people = {statement.speaker, *(n for n in names.known if n)}
+    if peer:
+        people.add(peer)
+    mentions_person = first_person or any(contains_word(resolved, name) for name in people)
+    # Contact info said about someone else is the sender's claim, not a fact about that person.
+    owners = [c.owner for c in contacts if c.owner != "sender" and c.value in statement.text]
+    if owners or not mentions_person:
+        said = resolved if resolved.startswith(tuple(owners)) else lower_first(resolved, names)
+        resolved = f"{statement.speaker} said {said}"
+    entities = find_entities(resolved, names, speaker=statement.speaker, peer=peer)
+    entities = merge_mentions(entities, [EntityMention(d, "date") for d in [*date_mentions, *explicit]])
+    own = {c.value for c in contacts if c.owner == "sender"}
+    entities = [
+        EntityMention(e.name, e.type, "contact_of_sender") if e.name.lstrip("@") in own else e for e in entities
+    ]
+    return ExtractedFact(
+        text=finish(resolved), source_event_id=event.id, as_of=as_of, entities=tuple(entities), kind=kind
+    )

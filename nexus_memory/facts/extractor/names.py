@@ -1,0 +1,69 @@
+"""Who is who in a batch of events: sender ids to the names facts use, and the set of known names."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from nexus_memory.events.ledger import Event
+from nexus_memory.identity.handles import names_another_handle
+
+
+class NameBook:
+    """Who is who in this batch: sender_id -> display name, plus the set of known person names."""
+
+    def __init__(self, given: Mapping[str, str], addressees: Mapping[str, str] | None = None) -> None:
+        self.given = dict(given)
+        self.addressees = dict(addressees or {})  # peer_id -> name, for peers that send nothing here
+        self.display: dict[str, str] = {}  # from event.sender_name
+        self.known: set[str] = set()
+        self.first_tokens: set[str] = set()  # first word of each known name ("Ann" of "Ann Lee")
+        for name in given.values():
+            self.add_known(name)
+
+    def add_known(self, name: str) -> None:
+        """Remember a person name (and its first word) as known."""
+        if name:
+            self.known.add(name)
+            self.first_tokens.add(name.split()[0])
+
+    def learn_event(self, event: Event) -> None:
+        """Remember the sender's display name so later events can name them as a peer.
+
+        A display name shaped like another handle ('anna@example.com' shown by someone else's
+        address) is an impersonation attempt, never a name.
+        """
+        name = event.sender_name
+        if name and event.sender_id not in self.display and not names_another_handle(name, event.sender_id):
+            self.display[event.sender_id] = name
+        self.add_known(self.name_of(event.sender_id))
+
+    def name_of(self, sender_id: str) -> str:
+        """Best known name for a sender (or addressee) id."""
+        return self.given.get(sender_id) or self.display.get(sender_id) or self.addressees.get(sender_id) or sender_id
+
+    def has(self, sender_id: str) -> bool:
+        """True when the id is a sender we have a name for (not just a raw channel id)."""
+        return sender_id in self.given or sender_id in self.display
+
+    def peer_of(self, event: Event, previous_sender: str | None) -> str | None:
+        """Who "you" is: the named peer_id, else (in a DM or unknown kind) the previous other speaker."""
+        if (
+            event.peer_id
+            and event.peer_id != event.sender_id
+            and (self.has(event.peer_id) or event.peer_kind in (None, "dm"))
+        ):
+            return self.name_of(event.peer_id)
+        if event.peer_kind in (None, "dm") and previous_sender and previous_sender != event.sender_id:
+            return self.name_of(previous_sender)
+        return None
+
+    def is_known(self, word: str) -> bool:
+        """True for a known person name or the first token of one."""
+        if word in self.known or word in self.first_tokens:
+            return True
+        # A nickname that starts a known first name ("Mel" for "Melanie").
+        return (
+            len(word) >= 3
+            and word[:1].isupper()
+            and any(first.startswith(word) and first != word for first in self.first_tokens)
+        )

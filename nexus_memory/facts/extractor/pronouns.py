@@ -1,0 +1,102 @@
+"""First and second person resolved to names, with verb agreement ("I love" -> "Ann loves")."""
+
+from __future__ import annotations
+
+import re
+
+from nexus_memory.facts.extractor.words import (
+    ADVERBS,
+    CONTRACTIONS,
+    IRREGULAR_PAST,
+    NO_AGREEMENT,
+    PRESENT_VERBS,
+    STOPWORDS,
+    THIRD_PERSON,
+)
+
+# I/me/my/... and you/your/... with an optional contraction and the following word (for agreement).
+PRONOUN_RE = re.compile(
+    r"(?<![\w'\u2019-])(?P<pro>I|i(?![.\w])|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Yy]ou|[Yy]our|[Yy]ours|[Yy]ourself)"
+    r"(?P<con>['\u2019](?:m|re|ve|ll|d|s))?(?![\w'\u2019-])"
+    r"(?P<gap>\s+(?:(?:" + "|".join(sorted(ADVERBS)) + r")\s+)?)?(?P<next>[a-z]+(?:['\u2019]t)?)?"
+)
+# Generic or formulaic "you" that is not the addressee ("thank you", "you know", "see you").
+GENERIC_YOU_BEFORE = re.compile(r"\b(?:thank|see|if|when|miss|bless|love|whenever|unless|mind)\s*$", re.IGNORECASE)
+GENERIC_YOU_AFTER = re.compile(
+    r"^\s*(?:know\b(?!\s+(?:that|how|what|about|i|my))|guys\b|all\b|both\b|two\b|"
+    r"never know\b|too\b|later\b|soon\b)",
+    re.IGNORECASE,
+)
+
+
+def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bool]:
+    """First person -> the speaker's name, second person -> the peer's name (when known).
+
+    Returns (text, whether a first-person pronoun was resolved). Verb agreement is fixed for the
+    common cases ("I am" -> "Ann is", "I love" -> "Ann loves", "you're" -> "Bo is").
+    """
+    used_first = False
+    subject_seen: set[str] = set()
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal used_first
+        pro = match.group("pro")
+        low = pro.lower()
+        con = (match.group("con") or "").replace("\u2019", "'").lower()
+        gap = match.group("gap") or ""
+        nxt = match.group("next") or ""
+        first = low in ("i", "me", "my", "mine", "myself")
+        if not first:
+            before = match.string[: match.start()]
+            after = match.string[match.end("pro") + len(match.group("con") or "") :]
+            if peer is None or GENERIC_YOU_BEFORE.search(before) or GENERIC_YOU_AFTER.match(after):
+                return match.group(0)
+        name = speaker if first else peer
+        assert name is not None
+        used_first = used_first or first
+        if low in ("my", "your", "mine", "yours"):
+            word = f"{name}'s"
+        elif low in ("myself", "yourself"):
+            word = "themself" if name in subject_seen else name
+        else:
+            word = name
+        if low in ("i", "you"):
+            subject_seen.add(name)
+        if con:
+            if low in ("i", "you"):
+                word += CONTRACTIONS.get(con, con)
+            else:
+                word += con
+        elif low in ("i", "you") and nxt:
+            nxt = _agree(nxt.replace("\u2019", "'"), open_class=low == "i")
+        return word + gap + nxt
+
+    return PRONOUN_RE.sub(replace, text), used_first
+
+
+def _agree(verb: str, *, open_class: bool) -> str:
+    """Third-person singular form of the present-tense verb that followed I/you.
+
+    After "I" (always a subject) any word is taken as its verb (`open_class`) unless it is a function
+    word, an adverb, a modal, a past or -ing form, or a form that is present and past at once ("read").
+    After "you" (often an object: "makes you happy") only the listed common verbs change.
+    """
+    if verb in THIRD_PERSON:
+        return THIRD_PERSON[verb]
+    if not open_class and verb not in PRESENT_VERBS:
+        return verb
+    if (
+        verb in STOPWORDS
+        or verb in ADVERBS
+        or verb in IRREGULAR_PAST
+        or verb in NO_AGREEMENT
+        or (verb.endswith(("ed", "ly", "n't", "ing")) and verb not in PRESENT_VERBS)
+        or (verb.endswith("s") and verb not in PRESENT_VERBS)
+        or len(verb) < 2
+    ):
+        return verb
+    if verb.endswith(("s", "sh", "ch", "x", "o")):
+        return verb + "es"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"

@@ -1,0 +1,275 @@
+"""The writer's tools as a model calls them: declared with `tooling`, read leniently, run by `ModelTools`.
+
+The seven tools (the six writer tools plus `finish`) are `Tool`s in one `ToolRegistry`, validated
+against their JSON schemas like the agent tools. Small local models are the common caller, so the
+registry first reads their arguments kindly (`lenient`: numbers given as text, times in several
+formats, null for "not given"); what is still wrong after that is a `ToolError` the model can fix.
+`ModelTools` turns the arguments (refs like e1) into calls on `WriterTools`, so both modes of the LLM
+writer (the tool loop and the structured document) write through one implementation of dedup, entity
+resolution and merges.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from nexus_memory.core import db
+from nexus_memory.core.textcheck import show
+from nexus_memory.core.tooling import Tool, ToolError, ToolRegistry, object_schema
+from nexus_memory.events.ledger import Event, InvalidRecord, parse_timestamp
+from nexus_memory.facts.base import EpisodeInput
+from nexus_memory.facts.llm_writer.episode import event_refs
+from nexus_memory.facts.tools import WriterTools
+
+# -- lenient reading of a small model's arguments --------------------------------------------------
+_TIMES = frozenset({"as_of", "time_after", "time_before"})  # unix ms, unix seconds or ISO 8601 text
+# Asked for in the schemas but defaulted here: a finish without a summary still ends the episode,
+# and a fact from a one-event episode can only come from that event (ModelTools.source_event).
+_DEFAULTS: dict[str, dict[str, Any]] = {"finish": {"summary": ""}, "insert_fact": {"source_event_id": ""}}
+
+
+def lenient(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A model's arguments read kindly, before the shared validation; also returns notes for the model.
+
+    null is "not given"; a number where text is expected is its text; a number written as text is the
+    number; one string where a list is expected is a list of it; a time is unix ms, and one that cannot
+    be read (a year, "yesterday") is left out with a note, so the tool's default applies. Anything else
+    goes to validation as it came.
+    """
+    properties = tool.parameters["properties"]
+    out: dict[str, Any] = dict(_DEFAULTS.get(tool.name, {}))
+    notes: list[str] = []
+    for key, value in arguments.items():
+        if value is None:
+            continue
+        if key in _TIMES and key in properties:
+            value = _time(value)
+            if value is None:
+                notes.append(f"{key} {show(arguments[key])} is not a time (unix ms or ISO 8601), so it was left out")
+                continue
+        elif key in properties:
+            value = _coerced(properties[key].get("type"), value)
+        out[key] = value
+    return out, notes
+
+
+def _time(value: Any) -> int | None:
+    """Unix ms from unix ms, unix seconds or ISO text; None for anything else."""
+    text = str(value).strip() if isinstance(value, int | float | str) and not isinstance(value, bool) else ""
+    if text.lstrip("-").replace(".", "", 1).isdigit() and abs(float(text)) < 1e9:
+        return None  # a bare number below 1e9 is a year or a count ("2024"), not unix seconds of 1970
+    try:
+        return parse_timestamp(value)
+    except InvalidRecord:
+        return None
+
+
+def _coerced(kind: Any, value: Any) -> Any:
+    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    if kind == "string" and isinstance(value, str):
+        return value.strip()
+    if kind in ("number", "integer") and isinstance(value, str):
+        try:
+            number = int(value) if kind == "integer" else float(value)
+        except ValueError:
+            return value  # validation says what is wrong
+        return number if math.isfinite(number) else value
+    if kind == "array" and isinstance(value, str):
+        return [value]
+    return value
+
+
+# -- the tools as the model sees them ------------------------------------------------------------
+class ModelTools:
+    """Runs a model's tool calls for one episode on `WriterTools`."""
+
+    def __init__(self, tools: WriterTools, episode: EpisodeInput) -> None:
+        self.tools = tools
+        self.events = {e.id: e for e in episode.events}
+        self.refs = dict(zip(event_refs(episode), episode.events, strict=True))
+        self.finished = False
+        self.summary = ""
+
+    def call(self, name: str, args: dict[str, Any] | str | None) -> Any:
+        """Run one call; ToolError (bad name, arguments or request) leaves nothing behind."""
+        # Some tools write several rows; a failure half-way must not leave the first ones.
+        with undone_on_error(self.tools):
+            return WRITER_TOOLS.call(name, args, self)
+
+    def source_event(self, value: str | None) -> Event:
+        """The episode event a ref (e1), an id, or the id's unique tail names."""
+        if not value:
+            if len(self.events) == 1:
+                return next(iter(self.events.values()))
+            raise ToolError(f"insert_fact needs source_event_id, one of {', '.join(self.refs)}")
+        key = value.strip().strip("[]")
+        if key in self.refs:
+            return self.refs[key]
+        if key in self.events:
+            return self.events[key]
+        tail = [e for eid, e in self.events.items() if eid.endswith(":" + key)]
+        if len(tail) == 1:
+            return tail[0]
+        raise ToolError(f"source_event_id {value!r} is not a new event of this episode; use one of {list(self.refs)}")
+
+    def recall(self, query: str, **filters: Any) -> Any:
+        """`WriterTools.recall`; the filters are those of the schema, already validated."""
+        try:
+            return self.tools.recall(query, **filters)
+        except ImportError:
+            # The recall engine is optional for writing: say so instead of failing the episode.
+            raise ToolError("recall is not available here; go on without the dedup check") from None
+
+    def insert_fact(
+        self, text: str, source_event_id: str, as_of: int | None = None, metadata: dict[str, Any] | None = None
+    ) -> Any:
+        event = self.source_event(source_event_id)
+        when = event.as_of if as_of is None else as_of  # no (readable) time: the event's
+        result = self.tools.insert_fact(
+            text, when, ingested_at=event.as_of, source_event_id=event.id, metadata=metadata
+        )
+        return {**result, "as_of": when}
+
+    def create_entity(self, name: str, type: str, source: str = "inferred") -> Any:
+        kind = type.lower().replace(" ", "_").replace("-", "_")
+        return self.tools.create_entity(name, kind, source=source)
+
+    def link_fact_entity(self, fact_id: str, entity_id: str) -> Any:
+        return self.tools.link_fact_entity(fact_id, entity_id)
+
+    def insert_causal_link(self, from_fact_id: str, to_fact_id: str, strength: float) -> Any:
+        return self.tools.insert_causal_link(from_fact_id, to_fact_id, strength)
+
+    def propose_merge(self, entity_a_id: str, entity_b_id: str, confidence: float, reason: str) -> Any:
+        return self.tools.propose_merge(entity_a_id, entity_b_id, confidence, reason)
+
+    def finish(self, summary: str) -> Any:
+        self.finished = True
+        self.summary = summary
+        return {"status": "finished"}
+
+
+_S = {"type": "string"}
+_N = {"type": "number"}
+WRITER_TOOLS = ToolRegistry(
+    [
+        Tool(
+            "recall",
+            "Search memory for existing facts or entities (dedup checks, entity lookups).",
+            object_schema(
+                {
+                    "query": {**_S, "description": "a few key words"},
+                    "scope": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": ["facts", "entities", "observations", "events"]},
+                        "description": 'what to search, default ["facts"]; ["entities"] to find people and handles',
+                    },
+                    "entity": {**_S, "description": "only results about this entity (id or name)"},
+                    "time_after": {"type": ["integer", "string"], "description": "unix ms or ISO time"},
+                    "time_before": {"type": ["integer", "string"], "description": "unix ms or ISO time"},
+                    "platform": _S,
+                    "max_results": {"type": "integer", "minimum": 1, "maximum": 50},
+                    "budget": {"type": "string", "enum": ["low", "mid", "high"]},
+                },
+                ["query"],
+            ),
+            ModelTools.recall,
+        ),
+        Tool(
+            "insert_fact",
+            "Store one atomic, durable fact as a plain sentence. Returns fact_id.",
+            object_schema(
+                {
+                    "text": {**_S, "description": "the fact, one self-contained sentence with real names"},
+                    "as_of": {
+                        "type": "integer",
+                        "description": "when it became true, unix ms; omit for the event's time",
+                    },
+                    "source_event_id": {**_S, "description": "ref (e1, e2, ...) or id of the new event it comes from"},
+                    "metadata": {"type": "object", "description": "optional extra details"},
+                },
+                ["text", "source_event_id"],
+            ),
+            ModelTools.insert_fact,
+        ),
+        Tool(
+            "create_entity",
+            "Create an entity, or get the existing one with the same name and type. Returns entity_id.",
+            object_schema(
+                {
+                    "name": _S,
+                    "type": {**_S, "description": "person, organization, project, location, email, phone, ..."},
+                    "source": {"type": "string", "enum": ["inferred", "user", "import"]},
+                },
+                ["name", "type"],
+            ),
+            ModelTools.create_entity,
+        ),
+        Tool(
+            "link_fact_entity",
+            "Link a fact to an entity it is about.",
+            object_schema({"fact_id": _S, "entity_id": _S}, ["fact_id", "entity_id"]),
+            ModelTools.link_fact_entity,
+        ),
+        Tool(
+            "insert_causal_link",
+            "Record that one fact caused another; only when the text says so explicitly.",
+            object_schema(
+                {
+                    "from_fact_id": {**_S, "description": "the cause"},
+                    "to_fact_id": {**_S, "description": "the effect"},
+                    "strength": {**_N, "minimum": 0, "maximum": 1},
+                },
+                ["from_fact_id", "to_fact_id", "strength"],
+            ),
+            ModelTools.insert_causal_link,
+        ),
+        Tool(
+            "propose_merge",
+            "Propose that entity b is the same as entity a (b merges into a).",
+            object_schema(
+                {
+                    "entity_a_id": _S,
+                    "entity_b_id": _S,
+                    "confidence": {**_N, "minimum": 0, "maximum": 1},
+                    "reason": _S,
+                },
+                ["entity_a_id", "entity_b_id", "confidence", "reason"],
+            ),
+            ModelTools.propose_merge,
+        ),
+        Tool(
+            "finish",
+            "End the episode once everything worth remembering is stored (or nothing is).",
+            object_schema({"summary": {**_S, "description": "one line: what was stored"}}, ["summary"]),
+            ModelTools.finish,
+        ),
+    ],
+    coerce=lenient,
+)
+OPENAI_TOOLS = WRITER_TOOLS.schemas()
+TOOL_SCHEMAS: list[dict[str, Any]] = [tool["function"] for tool in OPENAI_TOOLS]
+TOOL_NAMES = WRITER_TOOLS.names
+
+
+@contextmanager
+def undone_on_error(tools: WriterTools) -> Iterator[None]:
+    """A nested transaction that also puts the tools' counters back when the block fails."""
+    facts, mentions = list(tools.facts_written), dict(tools.entity_mentions)
+    try:
+        with db.transaction(tools.conn):
+            yield
+    except BaseException:
+        _restore(tools, facts, mentions)
+        raise
+
+
+def _restore(tools: WriterTools, facts: list[str], mentions: dict[str, int]) -> None:
+    """Put the tools' in-memory counters back in step with a rolled-back block."""
+    tools.facts_written[:] = facts
+    tools.entity_mentions.clear()
+    tools.entity_mentions.update(mentions)

@@ -1,0 +1,268 @@
+"""The LLM writer's tool loop: a bounded conversation in which the model calls the writer tools.
+
+The model reads an episode (its events with their deliveryContext, plus earlier thread events as
+context only) and calls the six writer tools plus `finish`. Everything it writes goes through
+`ModelTools` and so `WriterTools`, the same as the structured mode and the offline writer.
+
+Robustness, because small local models are the common case:
+- a tool call with bad JSON or bad arguments gets `{"error": ...}` back so the model can fix it,
+  within a per-episode error budget;
+- garbage output, API errors, timeouts and refusals end the attempt: its writes are rolled back
+  (a nested `db.transaction`) and the loop starts again, up to `max_retries` times;
+- a tool call written as JSON in the message content (not in `tool_calls`) is accepted.
+
+An attempt that fails because tool calling itself does not work (the server cannot parse the
+model's calls, the model writes no calls or calls with malformed arguments, or never finishes)
+is marked `tools_broken`, so the writer's `auto` mode can switch the episode to structured mode.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from nexus_memory.core.tooling import ToolError, parse_arguments
+from nexus_memory.facts.base import EpisodeInput
+from nexus_memory.facts.llm_writer.episode import render_episode, system_prompt
+from nexus_memory.facts.llm_writer.model_tools import OPENAI_TOOLS, TOOL_NAMES, ModelTools, undone_on_error
+from nexus_memory.facts.tools import WriterTools
+from nexus_memory.llm.client import RETRY_TEMPERATURE, Budget, LLMClient, LLMError, Usage, clip
+
+log = logging.getLogger(__name__)
+
+MAX_TOOL_ERRORS = 8  # per episode, across attempts
+MAX_RESULT_CHARS = 4_000  # one tool result sent back to the model
+# What servers answer when they cannot turn a model's output into tool calls (llama.cpp, vLLM, Ollama).
+TOOL_PARSE_ERROR = re.compile(
+    r"failed to parse tool call|does not match the expected .{0,80}format|error in extracting tool call|"
+    r"tool call.{0,40}(?:invalid|malformed|could not be parsed)|does not support tools",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+class AttemptFailed(Exception):
+    """One attempt of the loop cannot go on.
+
+    `fatal`: another attempt cannot help either. `tools_broken`: tool calling itself failed (see
+    the module docstring), which `auto` mode answers by switching to structured mode.
+    """
+
+    def __init__(self, reason: str, *, fatal: bool = False, tools_broken: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fatal = fatal
+        self.tools_broken = tools_broken
+
+
+class ToolLoopFailed(Exception):
+    """Every attempt failed; `failures` says why, `tools_broken` whether tool calling itself failed."""
+
+    def __init__(self, failures: list[str], *, tools_broken: bool, fatal: bool = False) -> None:
+        super().__init__(" | ".join(failures))
+        self.failures = failures
+        self.tools_broken = tools_broken
+        self.fatal = fatal  # the last attempt failed in a way no other mode can help with either
+
+
+@dataclass
+class ToolStats:
+    """Tool calls and errors of one episode, across attempts."""
+
+    tool_calls: int = 0
+    tool_errors: int = 0
+    bad_json: int = 0
+    last_error: str = ""
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Call:
+    """One tool call as the model made it: arguments still raw (a JSON string) or parsed."""
+
+    name: str
+    arguments: str | dict[str, Any] | None
+    call_id: str = ""
+
+
+# -- parsing tool calls --------------------------------------------------------------------------
+def calls_in_content(text: str) -> list[_Call]:
+    """Tool calls a model wrote as JSON in its message text ({"name": ..., "arguments": {...}})."""
+    decoder = json.JSONDecoder()
+    calls: list[_Call] = []
+    pos = 0
+    while (start := text.find("{", pos)) != -1:
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            pos = start + 1
+            continue
+        calls += _calls_in_object(obj)
+        pos = end
+    return calls
+
+
+def _calls_in_object(obj: Any) -> list[_Call]:
+    """Recognise the usual wrappings: bare call, {"tool_call": ...}, {"tool_calls": [...]}, {"function": ...}."""
+    if isinstance(obj, list):
+        return [c for item in obj for c in _calls_in_object(item)]
+    if not isinstance(obj, dict):
+        return []
+    for key in ("tool_calls", "tool_call", "function"):
+        if key in obj and isinstance(obj[key], dict | list):
+            return _calls_in_object(obj[key])
+    name = obj.get("name")
+    # A bare {"name": "Alice"} is data, not a call: require arguments or a known tool name.
+    if isinstance(name, str) and ("arguments" in obj or "parameters" in obj or name in TOOL_NAMES):
+        args = obj.get("arguments", obj.get("parameters"))
+        return [_Call(name, args if isinstance(args, str | dict) or args is None else json.dumps(args))]
+    return []
+
+
+# -- the loop ------------------------------------------------------------------------------------
+class ToolLoop:
+    """Runs attempts of the tool conversation for one episode at a time."""
+
+    def __init__(
+        self,
+        client: LLMClient,
+        budget: Budget,
+        role_prompt: str,
+        *,
+        max_steps: int = 12,
+        max_retries: int = 2,
+        max_tool_errors: int = MAX_TOOL_ERRORS,
+        temperature: float = 0.0,
+        stop_when_broken: bool = False,
+    ) -> None:
+        self.client = client
+        self.budget = budget
+        self.role_prompt = role_prompt
+        self.max_steps = max_steps
+        self.max_retries = max_retries
+        self.max_tool_errors = max_tool_errors
+        self.temperature = temperature
+        self.stop_when_broken = stop_when_broken  # auto mode: no retries once tool calling is seen to fail
+
+    def run(self, tools: WriterTools, episode: EpisodeInput, usage: Usage, stats: ToolStats) -> str:
+        """Run attempts until one finishes (returns its summary); each failed one is rolled back."""
+        user_message = render_episode(tools, episode)
+        broken = fatal = False
+        for attempt in range(self.max_retries + 1):
+            try:
+                with undone_on_error(tools):
+                    return self._attempt(tools, episode, user_message, usage, stats, attempt)
+            except AttemptFailed as exc:
+                stats.failures.append(f"attempt {attempt + 1}: {exc.reason}")
+                log.info("tool loop, episode %s: %s", episode.episode_id, stats.failures[-1])
+                broken, fatal = broken or exc.tools_broken, exc.fatal and not exc.tools_broken
+                if exc.fatal or (broken and self.stop_when_broken):
+                    break
+        raise ToolLoopFailed(stats.failures, tools_broken=broken, fatal=fatal)
+
+    def _attempt(
+        self, tools: WriterTools, episode: EpisodeInput, user_message: str, usage: Usage, stats: ToolStats, attempt: int
+    ) -> str:
+        """One pass of the tool loop; returns finish's summary or raises AttemptFailed."""
+        model_tools = ModelTools(tools, episode)
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system_prompt(self.role_prompt, tools)},
+            {"role": "user", "content": user_message},
+        ]
+        temperature = self.temperature if attempt == 0 else max(self.temperature, RETRY_TEMPERATURE)
+        bad_json_before = stats.bad_json
+        for _step in range(self.max_steps):
+            message = self._complete(messages, usage, temperature)
+            if message.tool_calls:
+                self._run_tool_calls(message, messages, model_tools, stats)
+            else:
+                self._run_content_calls(message.content or "", messages, model_tools, stats)
+            if model_tools.finished:
+                return model_tools.summary
+        # A model that keeps calling tools with broken arguments and never finishes cannot do tool calls.
+        raise AttemptFailed(
+            f"no finish within max_steps={self.max_steps}", tools_broken=stats.bad_json > bad_json_before
+        )
+
+    def _complete(self, messages: list[dict[str, Any]], usage: Usage, temperature: float) -> Any:
+        """One chat completion with the tools; any trouble ends the attempt."""
+        try:
+            self.budget.check(usage)
+            choice = self.client.complete(
+                messages,
+                usage,
+                max_tokens=self.budget.max_tokens,
+                temperature=temperature,
+                tools=OPENAI_TOOLS,
+                tool_choice="auto",
+            )
+        except LLMError as exc:
+            broken = bool(TOOL_PARSE_ERROR.search(exc.reason))
+            raise AttemptFailed(exc.reason, fatal=exc.fatal and not broken, tools_broken=broken) from exc
+        return choice.message
+
+    def _run_tool_calls(
+        self, message: Any, messages: list[dict[str, Any]], model_tools: ModelTools, stats: ToolStats
+    ) -> None:
+        """Native tool calls: echo them, answer each with a `tool` message."""
+        calls = [
+            _Call(c.function.name, c.function.arguments, c.id or f"call_{len(messages)}_{i}")
+            for i, c in enumerate(message.tool_calls)
+        ]
+        messages.append(
+            {
+                "role": "assistant",
+                "content": message.content or None,
+                "tool_calls": [
+                    {
+                        "id": c.call_id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments or "{}"},
+                    }
+                    for c in calls
+                ],
+            }
+        )
+        for call in calls:
+            result = self._execute(call, model_tools, stats)
+            messages.append({"role": "tool", "tool_call_id": call.call_id, "content": result})
+
+    def _run_content_calls(
+        self, content: str, messages: list[dict[str, Any]], model_tools: ModelTools, stats: ToolStats
+    ) -> None:
+        """Fallback: tool calls written as JSON in the text; results go back as a user message."""
+        calls = calls_in_content(content)
+        if not calls:
+            raise AttemptFailed(f"malformed output: no tool call in {clip(content.strip(), 200)!r}", tools_broken=True)
+        messages.append({"role": "assistant", "content": content})
+        # A server that did not parse tool calls may not render `tool` messages either: plain text is safe.
+        results = [f"{c.name} -> {self._execute(c, model_tools, stats)}" for c in calls]
+        messages.append({"role": "user", "content": "Tool results:\n" + "\n".join(results)})
+
+    def _execute(self, call: _Call, model_tools: ModelTools, stats: ToolStats) -> str:
+        """Run one call and return its result as JSON text; errors go back to the model."""
+        stats.tool_calls += 1
+        try:
+            args = parse_arguments(call.arguments)
+        except ToolError as exc:
+            stats.bad_json += 1
+            return self._tool_error(call, str(exc), stats)
+        try:
+            result = model_tools.call(call.name, args)
+        except (ToolError, TypeError, ValueError) as exc:
+            return self._tool_error(call, str(exc) or type(exc).__name__, stats)
+        return clip(json.dumps(result, ensure_ascii=False, default=str), MAX_RESULT_CHARS)
+
+    def _tool_error(self, call: _Call, message: str, stats: ToolStats) -> str:
+        stats.tool_errors += 1
+        stats.last_error = f"{call.name}: {message}"
+        log.debug("tool error %d: %s", stats.tool_errors, stats.last_error)
+        if stats.tool_errors > self.max_tool_errors:
+            raise AttemptFailed(
+                f"too many tool errors ({stats.tool_errors}); last: {clip(stats.last_error)}",
+                fatal=True,
+                tools_broken=stats.bad_json > 0,
+            )
+        return json.dumps({"error": message}, ensure_ascii=False)

@@ -1,0 +1,350 @@
+"""Checking a structured extraction against its episode, not only against the schema.
+
+A document can fit the schema and still be wrong about the episode. Each item is judged alone;
+one that fails is dropped and counted under `<item>:<reason>` (a drop of one fact, never a failure
+of the episode):
+
+- a fact must cite a new event of its episode (`fact:unknown_source_ref`), say something
+  (`fact:empty`), not be copied from the prompt's rendering (`fact:prompt_text`), not ask
+  (`fact:question`) and not loop ("X is a leader, X is a leader, ...", `fact:repetitive`);
+- what it names must appear in that event, the episode's other events and thread context, or their
+  deliveryContext: a listed entity that its text also names (`fact:entity_not_in_episode`), or a
+  capitalised name in its text (`fact:name_not_in_episode`). A listed entity its text does not name
+  is only dropped from the fact (`entity:not_in_episode`): small models copy entities from the prompt's
+  example, and the fact's words are judged by its text. Pronoun entities ("I", "you") stand for the
+  speaker or the addressee;
+- first-person words are rewritten to the speaker's name with the offline writer's
+  `resolve_pronouns`, and a fact whose subject is a bare pronoun becomes "<speaker> said ...";
+- words stay with the handle (or the person the owner accepted for it): a fact that names its
+  speaker by a name the speaker only claimed in a message is dropped (`fact:claimed_identity`);
+- a causal link needs two kept facts and a causal cue in their messages (`link:*`);
+- an identity claim must be written in its message (`claim:*`); it becomes a merge proposal for
+  review, never a merge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from nexus_memory.core.tooling import ToolError
+from nexus_memory.events.ledger import Event
+from nexus_memory.facts.base import EpisodeInput
+from nexus_memory.facts.extractor import annotate_relative_dates, explicit_date, find_introductions, split_sentences
+from nexus_memory.facts.extractor.causal import CAUSAL_INFIX, CAUSAL_LINK_PREV, CAUSAL_PREFIX
+from nexus_memory.facts.extractor.pronouns import resolve_pronouns
+from nexus_memory.facts.extractor.text import lower_first
+from nexus_memory.facts.extractor.words import NOT_NAMES, STOPWORDS
+from nexus_memory.facts.llm_writer.model_tools import ModelTools
+from nexus_memory.identity import store as identity
+
+ENTITY_TYPES = (
+    "person",
+    "organization",
+    "location",
+    "project",
+    "product",
+    "pet",
+    "event",
+    "email",
+    "phone",
+    "handle",
+    "concept",
+    "other",
+)
+CLAIM_TYPES = ("name", "email", "phone", "handle")
+DEFAULT_STRENGTH = 0.7
+MIN_WORDS = 2  # "2023-05-08T13:56:02Z" or "Yes." says nothing
+REPEATS = 3  # a three-word run said this often is a looping model, not a fact
+MAX_DROP_NOTES = 20  # examples kept for the run metadata; the counts are complete
+FIRST_PERSON = frozenset(["i", "me", "my", "mine", "myself"])
+SECOND_PERSON = frozenset(["you", "your", "yours", "yourself"])
+OTHER_PRONOUNS = frozenset(["he", "she", "they", "it", "we", "him", "her", "them", "us", "his", "their", "its", "our"])
+# A fact that opens with one of these has no named subject: "He chewed the shoes."
+PRONOUN_SUBJECTS = frozenset(["he", "she", "they", "it", "we", "this", "that", "these", "those", "there"])
+_NON_WORD = re.compile(r"[^\w@+.]+|(?<!\w)[.]|[.](?!\w)")
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+_PROMPT_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+_CAPITALISED = re.compile(r"(?<![\w'])(?!I\b)[A-Z][a-z]+(?:[A-Z][a-z]+)*(?![\w'])")
+
+
+def _norm(text: str) -> str:
+    """Lower-case words separated by single spaces (emails, handles and numbers kept whole)."""
+    return " ".join(_NON_WORD.sub(" ", text.lower()).split())
+
+
+def _mentions(haystack: str, name: str) -> bool:
+    """True when `name` appears in the normalised `haystack` as whole words (any order for several)."""
+    needle = _norm(name)
+    if not needle:
+        return False
+    if f" {needle} " in f" {haystack} ":
+        return True
+    words = set(haystack.split())
+    return len(needle.split()) > 1 and all(w in words for w in needle.split())
+
+
+def says_cause(text: str) -> bool:
+    """True when a message states a cause in a way the offline extractor recognises."""
+    if any(pattern.search(text) for pattern, _side, _strength in CAUSAL_INFIX):
+        return True
+    sentences = split_sentences(text)
+    return any(p.match(s) for s in sentences for p, _ in CAUSAL_PREFIX) or any(
+        CAUSAL_LINK_PREV.match(s) for s in sentences
+    )
+
+
+@dataclass(frozen=True)
+class PlannedEntity:
+    name: str
+    type: str
+    speaker: Event | None = None  # set when the entity is a participant: link their delivery entity
+
+
+@dataclass
+class PlannedFact:
+    number: int  # position in the document's `facts`, from 1 (causal links cite it)
+    text: str
+    event: Event
+    as_of: int
+    entities: list[PlannedEntity]
+
+
+@dataclass(frozen=True)
+class PlannedLink:
+    cause: int
+    effect: int
+    strength: float
+
+
+@dataclass(frozen=True)
+class PlannedClaim:
+    event: Event
+    type: str
+    value: str
+
+
+@dataclass
+class Plan:
+    """What survives validation, and what was dropped and why."""
+
+    facts: list[PlannedFact] = field(default_factory=list)
+    links: list[PlannedLink] = field(default_factory=list)
+    claims: list[PlannedClaim] = field(default_factory=list)
+    dropped: Counter[str] = field(default_factory=Counter)
+    drop_notes: list[str] = field(default_factory=list)
+
+    def drop(self, kind: str, reason: str, detail: str) -> None:
+        self.dropped[f"{kind}:{reason}"] += 1
+        if len(self.drop_notes) < MAX_DROP_NOTES:
+            self.drop_notes.append(f"{kind}:{reason}: {detail[:160]}")
+
+    @property
+    def facts_dropped(self) -> int:
+        return sum(n for key, n in self.dropped.items() if key.startswith("fact:"))
+
+
+class EpisodeView:
+    """What validation knows of an episode: its refs, who speaks, what text may be cited, who claims what."""
+
+    def __init__(self, model_tools: ModelTools, episode: EpisodeInput) -> None:
+        conn = model_tools.tools.conn
+        self.model_tools = model_tools
+        self.everyone = [*episode.context, *episode.events]
+        self.speakers = {e.sender_id: identity.speaker_name(conn, e) for e in self.everyone}
+        # The latest event of each participant, by the name facts use for them.
+        self.by_name = {_norm(self.speakers[e.sender_id]): e for e in self.everyone}
+        pieces = [e.content for e in self.everyone]
+        for e in self.everyone:
+            pieces += [e.sender_id, e.sender_name or "", e.peer_id or "", e.platform, self.speakers[e.sender_id]]
+        self.haystack = _norm(" \n ".join(pieces))
+        self.claimed: dict[str, set[str]] = {}
+        for e in self.everyone:
+            for name in find_introductions(e.content):
+                self.add_claim(e, name)
+
+    def event(self, ref: Any) -> Event | None:
+        """The new event a ref (e1), an id or an id's unique tail names; None otherwise."""
+        if not isinstance(ref, str) or not ref.strip():
+            return None
+        try:
+            return self.model_tools.source_event(ref)
+        except ToolError:
+            return None
+
+    def speaker(self, event: Event) -> str:
+        return self.speakers.get(event.sender_id) or event.sender_id
+
+    def peer(self, event: Event) -> str | None:
+        """Who "you" is: the named peer, else in a DM the previous other speaker."""
+        if event.peer_id and event.peer_id != event.sender_id:
+            if event.peer_id in self.speakers:
+                return self.speakers[event.peer_id]
+            return event.peer_id if event.peer_kind in (None, "dm") else None
+        if event.peer_kind not in (None, "dm"):
+            return None
+        earlier = self.everyone[: self.everyone.index(event)] if event in self.everyone else []
+        others = [e for e in earlier if e.sender_id != event.sender_id]
+        return self.speaker(others[-1]) if others else None
+
+    def participant(self, name: str) -> Event | None:
+        """An event sent by the participant facts call `name`, if any."""
+        return self.by_name.get(_norm(name))
+
+    def add_claim(self, event: Event, name: str) -> None:
+        """Remember a name the sender gave for themself, unless it is already how we know them."""
+        accepted = {_norm(self.speaker(event)), _norm(event.sender_name or ""), _norm(event.sender_id)}
+        if _norm(name) and _norm(name) not in accepted:
+            self.claimed.setdefault(event.sender_id, set()).add(_norm(name))
+
+    def unknown_name(self, text: str) -> str | None:
+        """A capitalised word of `text` that nothing in the episode says (a name the model made up)."""
+        said = set(self.haystack.split())
+        common = (w for w in _CAPITALISED.findall(text) if w not in NOT_NAMES and w.lower() not in STOPWORDS)
+        return next((w for w in common if w.lower() not in said), None)
+
+    def claimed_in(self, event: Event, text: str) -> str | None:
+        """A name the event's sender only claimed, if `text` uses it."""
+        words = _norm(text)
+        return next((n for n in sorted(self.claimed.get(event.sender_id, ())) if _mentions(words, n)), None)
+
+
+def validate(document: dict[str, Any], view: EpisodeView, *, max_facts: int = 50) -> Plan:
+    """Judge every fact, causal link and identity claim of a schema-valid document against the episode."""
+    plan = Plan()
+    # Claims first: a name claimed in this document must not become the speaker's name in its facts.
+    for item in document.get("identity_claims", []):
+        _claim(item, view, plan)
+    for number, item in enumerate(document.get("facts", []), 1):
+        if number > max_facts:
+            plan.drop("fact", "over_limit", f"#{number} {str(item.get('text', ''))[:80]!r}")
+        else:
+            _fact(number, item, view, plan)
+    kept = {f.number: f for f in plan.facts}
+    for item in document.get("causal_links", []):
+        _link(item, kept, len(document.get("facts", [])), plan)
+    return plan
+
+
+def _claim(item: dict[str, Any], view: EpisodeView, plan: Plan) -> None:
+    event = view.event(item.get("source_ref"))
+    kind = str(item.get("type", "")).strip().lower()
+    value = " ".join(str(item.get("value", "")).split()).strip(" .,;:!?\"'")
+    detail = f"{item.get('source_ref')} {kind}={value!r}"
+    if event is None:
+        plan.drop("claim", "unknown_source_ref", detail)
+    elif kind not in CLAIM_TYPES:
+        plan.drop("claim", "unknown_type", detail)
+    elif not value or not _mentions(_norm(event.content), value):
+        plan.drop("claim", "not_in_message", detail)
+    elif (kind == "email" and not identity.EMAIL_RE.match(value)) or (
+        kind == "phone" and not identity.PHONE_RE.match(value)
+    ):
+        plan.drop("claim", "malformed_value", detail)
+    else:
+        if kind == "name":
+            view.add_claim(event, value)
+        plan.claims.append(PlannedClaim(event, kind, value))
+
+
+def _fact(number: int, item: dict[str, Any], view: EpisodeView, plan: Plan) -> None:
+    text = " ".join(str(item.get("text", "")).split())
+    detail = f"#{number} {item.get('source_ref')} {text!r}"
+    event = view.event(item.get("source_ref"))
+    if event is None:
+        plan.drop("fact", "unknown_source_ref", detail)
+        return
+    if len(_WORDS.findall(text)) < MIN_WORDS:
+        plan.drop("fact", "empty", detail)
+        return
+    if _PROMPT_TIME.search(text):
+        plan.drop("fact", "prompt_text", detail)  # a timestamp or line copied from the rendered episode
+        return
+    if text.rstrip().endswith("?"):
+        plan.drop("fact", "question", detail)
+        return
+    if _repetitive(text):
+        plan.drop("fact", "repetitive", detail)
+        return
+    speaker, peer = view.speaker(event), view.peer(event)
+    entities: list[PlannedEntity] = []
+    for entity in item.get("entities", []):
+        name = " ".join(str(entity.get("name", "")).split())
+        low = name.lower()
+        if low in FIRST_PERSON:
+            name = speaker
+        elif low in SECOND_PERSON and peer:
+            name = peer
+        elif low in SECOND_PERSON or low in OTHER_PRONOUNS or not name:
+            continue  # says nothing about who; the fact text is judged on its own
+        elif not _mentions(view.haystack, name):
+            if _mentions(_norm(text), name):
+                plan.drop("fact", "entity_not_in_episode", f"{detail} entity {name!r}")
+                return
+            plan.drop("entity", "not_in_episode", f"{detail} entity {name!r}")
+            continue
+        who = view.participant(name)
+        entities.append(PlannedEntity(name, "person" if who else _entity_type(entity.get("type")), who))
+    if unknown := view.unknown_name(text):
+        plan.drop("fact", "name_not_in_episode", f"{detail} names {unknown!r}")
+        return
+    claimed = view.claimed_in(event, " ".join([text, *(e.name for e in entities)]))
+    if claimed:
+        plan.drop("fact", "claimed_identity", f"{detail} uses {claimed!r}, a name {event.sender_id} only claimed")
+        return
+    text = attribute(text, speaker, peer)
+    text, _relative = annotate_relative_dates(text, event.as_of)
+    as_of, _dates = explicit_date(text, event.as_of)
+    # Whoever the rewritten text names among the participants is linked too (the speaker, mostly).
+    for name in {speaker, *([peer] if peer else [])}:
+        if (who := view.participant(name)) is not None and _mentions(_norm(text), name):
+            entities.append(PlannedEntity(name, "person", who))
+    plan.facts.append(PlannedFact(number, text, event, as_of, _unique(entities)))
+
+
+def _repetitive(text: str) -> bool:
+    """True for a model stuck in a loop: some three-word run said three times or more."""
+    words = _norm(text).split()
+    runs = Counter(tuple(words[i : i + 3]) for i in range(len(words) - 2))
+    return bool(runs) and max(runs.values()) >= REPEATS
+
+
+def attribute(text: str, speaker: str, peer: str | None) -> str:
+    """First-person words become the speaker's name; a bare-pronoun subject becomes '<speaker> said ...'.
+
+    "He chewed my shoes" from Marco says nothing of who "he" is, so it is kept as what Marco said.
+    """
+    text, _first = resolve_pronouns(text, speaker, peer)
+    words = _norm(text).split()
+    if words and words[0] in PRONOUN_SUBJECTS:
+        text = f"{speaker} said {lower_first(text)}"
+    return text
+
+
+def _entity_type(value: Any) -> str:
+    kind = re.sub(r"[^a-z]+", "_", str(value or "").strip().lower()).strip("_")
+    return kind if kind in ENTITY_TYPES else "other"
+
+
+def _unique(entities: list[PlannedEntity]) -> list[PlannedEntity]:
+    seen: dict[str, PlannedEntity] = {}
+    for entity in entities:
+        seen.setdefault(_norm(entity.name), entity)
+    return list(seen.values())
+
+
+def _link(item: dict[str, Any], kept: dict[int, PlannedFact], count: int, plan: Plan) -> None:
+    cause, effect = item.get("cause"), item.get("effect")
+    detail = f"{cause} -> {effect}"
+    if not all(isinstance(n, int) and 1 <= n <= count for n in (cause, effect)) or cause == effect:
+        plan.drop("link", "bad_fact_number", detail)
+    elif cause not in kept or effect not in kept:
+        plan.drop("link", "fact_dropped", detail)
+    elif not (says_cause(kept[cause].event.content) or says_cause(kept[effect].event.content)):
+        plan.drop("link", "no_cause_in_text", detail)
+    else:
+        strength = item.get("strength", DEFAULT_STRENGTH)
+        ok = isinstance(strength, int | float) and not isinstance(strength, bool) and 0 <= strength <= 1
+        plan.links.append(PlannedLink(cause, effect, float(strength) if ok else DEFAULT_STRENGTH))

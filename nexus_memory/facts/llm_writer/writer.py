@@ -1,0 +1,163 @@
+"""The LLM writer: an `EpisodeWriter` over any OpenAI-compatible server, in one of three modes.
+
+- `tools`: the tool loop (`tool_loop`), for models that call tools well.
+- `structured`: one JSON-schema call per episode (`structured`), for every model a server can
+  constrain to a schema, small local ones included.
+- `auto` (default): the tool loop, switching an episode to structured mode when tool calling
+  itself fails (the server cannot parse the calls, or the model writes no or malformed calls: at
+  once, without retries), or when every attempt of the loop failed otherwise (timeouts, server
+  errors), unless retrying cannot help (authentication, token budget).
+  After `AUTO_STICKY_AFTER` switched episodes in a row, later episodes go to structured mode
+  directly: each failed tool loop costs a full conversation on a server that will fail it again.
+
+Every episode's `WriteResult` says which mode wrote it (`mode`), why auto left the tool loop
+(`fallback`), and which items validation dropped, by reason (`dropped`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import openai
+
+from nexus_memory.core.config import Settings
+from nexus_memory.facts.base import EpisodeInput, WriteResult, WriterFailure
+from nexus_memory.facts.llm_writer.episode import load_prompt, load_role_prompt
+from nexus_memory.facts.llm_writer.model_tools import undone_on_error
+from nexus_memory.facts.llm_writer.structured import StructuredExtractor
+from nexus_memory.facts.llm_writer.tool_loop import MAX_TOOL_ERRORS, ToolLoop, ToolLoopFailed, ToolStats
+from nexus_memory.facts.tools import WriterTools
+from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
+
+log = logging.getLogger(__name__)
+
+MODES = ("auto", "structured", "tools")
+AUTO_STICKY_AFTER = 3
+STRUCTURED_MAX_TOKENS = 1536  # one whole document per episode
+
+
+class LLMWriter:
+    """Extraction by a chat model: tool loop, structured document, or auto (see the module docstring)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "not-needed",
+        *,
+        mode: str = "auto",
+        timeout_s: float = 60,
+        max_steps: int = 12,
+        max_retries: int = 2,
+        client: openai.OpenAI | None = None,
+        max_tool_errors: int = MAX_TOOL_ERRORS,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        structured_max_tokens: int = STRUCTURED_MAX_TOKENS,
+        token_budget: int = 0,
+        role_prompt: str | None = None,
+        wait_retries: int = 4,
+        backoff_s: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"NEXUS_LLM_MODE must be one of {', '.join(MODES)}, not {mode!r}")
+        if max_steps < 1 or max_retries < 0:
+            raise ValueError("max_steps must be >= 1 and max_retries >= 0")
+        self.model = model
+        self.mode = mode
+        self.name = f"llm:{model}"
+        self.timeout_s = timeout_s
+        self.client = LLMClient(
+            base_url,
+            model,
+            api_key,
+            timeout_s=timeout_s,
+            wait_retries=wait_retries,
+            backoff_s=backoff_s,
+            client=client,
+            sleep=sleep,
+        )
+        self.tool_loop = ToolLoop(
+            self.client,
+            Budget(max_tokens, token_budget),
+            role_prompt or load_role_prompt(),
+            max_steps=max_steps,
+            max_retries=max_retries,
+            max_tool_errors=max_tool_errors,
+            temperature=temperature,
+            stop_when_broken=mode == "auto",
+        )
+        self.structured = StructuredExtractor(
+            self.client,
+            Budget(structured_max_tokens, token_budget),
+            load_prompt("writer_structured"),
+            retries=max_retries,
+            temperature=temperature,
+        )
+        self.broken_streak = 0  # auto: episodes in a row whose tool loop could not call tools
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> LLMWriter:
+        """The writer for NEXUS_LLM_BASE_URL, NEXUS_LLM_MODEL(_WRITER), NEXUS_LLM_MODE, NEXUS_LLM_BUDGET_WRITER,
+        OPENAI_API_KEY and NEXUS_LLM_TIMEOUT_S."""
+        model = settings.llm_model_for("writer")
+        if not (settings.llm_base_url and model):
+            raise ValueError("the LLM writer needs NEXUS_LLM_BASE_URL and NEXUS_LLM_MODEL")
+        kwargs.setdefault("mode", settings.llm_mode)
+        kwargs.setdefault("token_budget", settings.llm_budget_for("writer"))
+        kwargs.setdefault("timeout_s", settings.llm_timeout_s)
+        return cls(settings.llm_base_url, model, settings.llm_api_key, **kwargs)
+
+    def write(self, tools: WriterTools, episode: EpisodeInput) -> WriteResult:
+        """Write one episode in this writer's mode; WriterFailure (with its cost and mode) when none worked."""
+        usage = Usage()
+        fallback = ""
+        if self.mode == "tools" or (self.mode == "auto" and self.broken_streak < AUTO_STICKY_AFTER):
+            stats = ToolStats()
+            try:
+                summary = self.tool_loop.run(tools, episode, usage, stats)
+            except ToolLoopFailed as exc:
+                if self.mode == "tools" or exc.fatal:
+                    raise self._failure(f"gave up after {len(exc.failures)} attempt(s): {exc}", usage, "tools") from exc
+                self.broken_streak += 1
+                what = "tool calls failed" if exc.tools_broken else "the tool loop gave up"
+                fallback = f"{what} ({exc.failures[-1]})"
+                log.info("%s episode %s: switching to structured mode: %s", self.name, episode.episode_id, fallback)
+            else:
+                self.broken_streak = 0
+                notes = summary + (f" (after {'; '.join(stats.failures)})" if stats.failures else "")
+                return WriteResult(usage.prompt_tokens, usage.completion_tokens, stats.tool_calls, notes, mode="tools")
+        elif self.mode == "auto":
+            fallback = f"tool calls failed on {self.broken_streak} episodes in a row"
+        return self._structured(tools, episode, usage, fallback)
+
+    def _structured(self, tools: WriterTools, episode: EpisodeInput, usage: Usage, fallback: str) -> WriteResult:
+        try:
+            # A failure half-way through the writes must not leave the first ones.
+            with undone_on_error(tools):
+                outcome = self.structured.run(tools, episode, usage)
+        except LLMError as exc:
+            raise self._failure(exc.reason, usage, "structured", fallback) from exc
+        notes = [f"{outcome.facts_kept} fact(s) kept"] + ([f"auto: {fallback}"] if fallback else [])
+        return WriteResult(
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            outcome.tool_calls,
+            "; ".join(notes + outcome.notes),
+            mode="structured",
+            dropped=dict(outcome.dropped),
+            fallback=fallback,
+        )
+
+    def _failure(self, reason: str, usage: Usage, mode: str, fallback: str = "") -> WriterFailure:
+        where = f"{mode} mode" + (f" (auto, after {fallback})" if fallback else "")
+        return WriterFailure(
+            f"{self.name}, {where}: {reason}",
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            mode=mode,
+        )

@@ -1,0 +1,302 @@
+"""The writer's tools (docs/writer.md): one implementation for the LLM tool loop and the offline extractor.
+
+`recall`, `insert_fact`, `create_entity`, `link_fact_entity`, `insert_causal_link`, `propose_merge`.
+Every tool validates its arguments and raises `ToolError` with a message an LLM can act on.
+`insert_fact` also guards against near-duplicates (Jaccard >= 0.75 in the same time
+neighbourhood), so a rerun never adds a fact twice whatever the caller does.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any
+
+from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.stores import Stores
+from nexus_memory.core.tooling import ToolError  # the one tool error, also for callers importing it from here
+from nexus_memory.identity import store as identity
+
+DEDUP_JACCARD = 0.75
+DEDUP_WINDOW_MS = 24 * 3600 * 1000
+MAX_FACT_CHARS = 2000
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "this",
+        "that",
+        "i",
+        "you",
+        "he",
+        "she",
+        "we",
+        "they",
+        "my",
+        "your",
+        "his",
+        "her",
+        "our",
+        "their",
+        "me",
+        "him",
+        "us",
+        "them",
+        "so",
+        "just",
+        "very",
+        "really",
+    ]
+)
+
+
+def content_tokens(text: str) -> set[str]:
+    """Lower-cased content words, the unit of the dedup Jaccard."""
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+@functools.lru_cache(maxsize=65_536)
+def _fact_tokens(text: str) -> frozenset[str]:
+    """content_tokens of a stored fact's text, remembered: the same facts are compared again and again."""
+    return frozenset(content_tokens(text))
+
+
+def jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+class WriterTools:
+    """The write tools bound to one open transaction on the stores and one writer run."""
+
+    def __init__(
+        self, stores: Stores, writer_run_id: str, episode_id: str | None = None, writer: str = "offline"
+    ) -> None:
+        self.stores = stores
+        self.conn = stores.conn
+        self.writer_run_id = writer_run_id
+        self.episode_id = episode_id
+        self.writer = writer
+        self.facts_written: list[str] = []
+        self.entity_mentions: dict[str, int] = {}
+
+    # -- read -------------------------------------------------------------------------------
+    def recall(
+        self,
+        query: str,
+        scope: list[str] | None = None,
+        entity: str | None = None,
+        time_after: int | None = None,
+        time_before: int | None = None,
+        platform: str | None = None,
+        max_results: int = 10,
+        budget: str = "mid",
+    ) -> list[dict[str, Any]]:
+        """Search memory (the recall engine) for dedup, related facts and entity lookups."""
+        from nexus_memory.recall import recall
+
+        if not isinstance(query, str) or not query.strip():
+            raise ToolError("recall needs a non-empty 'query' string")
+        response = recall(
+            self.stores,
+            query,
+            scope=scope or ["facts"],
+            entity=entity,
+            time_after=time_after,
+            time_before=time_before,
+            platform=platform,
+            max_results=max(1, min(int(max_results), 50)),
+            budget=budget if budget in ("low", "mid", "high") else "mid",
+            touch=False,
+            parse_dates=False,
+        )
+        return [
+            {
+                "id": r.id,
+                "type": r.type,
+                "text": r.text,
+                "as_of": r.as_of,
+                "score": round(r.score, 4),
+                "entities": r.entities,
+            }
+            for r in response.results
+        ]
+
+    # -- write ------------------------------------------------------------------------------
+    def find_duplicate(self, text: str, as_of: int) -> str | None:
+        """The fact with the most nearly the same words within a day of as_of (Jaccard >= 0.75), if any.
+
+        The day either side comes first (the as_of index), then words are compared: a backfill
+        writes in time order, so the cost per fact stays that of one busy day however much history
+        is already stored (a keyword search over all time first made a backfill quadratic).
+        """
+        tokens = content_tokens(text)
+        if not tokens:
+            return None
+        # Jaccard is at most the ratio of the two set sizes, so most rows are ruled out by size alone.
+        fewest, most = len(tokens) * DEDUP_JACCARD, len(tokens) / DEDUP_JACCARD
+        best, best_score = None, 0.0
+        for fact_id, other in self.conn.execute(
+            "SELECT id, text FROM facts WHERE as_of BETWEEN ? AND ? ORDER BY as_of, rowid",
+            (as_of - DEDUP_WINDOW_MS, as_of + DEDUP_WINDOW_MS),
+        ):
+            words = _fact_tokens(other)
+            if fewest <= len(words) <= most:
+                score = jaccard(tokens, words)
+                if score >= DEDUP_JACCARD and score > best_score:  # the first of equally close facts
+                    best, best_score = fact_id, score
+        return best
+
+    def insert_fact(
+        self,
+        text: str,
+        as_of: int,
+        ingested_at: int | None = None,
+        source_event_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: str | None = None,
+    ) -> dict[str, Any]:
+        """Store a new fact unless a near-duplicate exists. Returns {fact_id, status}."""
+        if not isinstance(text, str) or not text.strip():
+            raise ToolError("insert_fact needs a non-empty 'text'")
+        if len(text) > MAX_FACT_CHARS:
+            raise ToolError(f"fact text is {len(text)} characters; keep facts atomic (< {MAX_FACT_CHARS})")
+        if not isinstance(as_of, int) or isinstance(as_of, bool) or not 0 <= as_of < 4_102_444_800_000:
+            raise ToolError("insert_fact needs 'as_of' as unix milliseconds")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise ToolError("'metadata' must be an object")
+        event = None
+        if source_event_id is not None:
+            event = self.conn.execute(
+                "SELECT platform, thread_id, session_id, direction, as_of FROM events WHERE id = ?",
+                (source_event_id,),
+            ).fetchone()
+            if event is None:
+                raise ToolError(f"unknown source_event_id {source_event_id!r}")
+        text = " ".join(text.split())
+        duplicate = self.find_duplicate(text, as_of)
+        if duplicate:
+            return {"fact_id": duplicate, "status": "duplicate"}
+        fact_id = ulid()
+        meta = {"writer": self.writer, "writer_run_id": self.writer_run_id, "episode_id": self.episode_id}
+        if event is not None:
+            meta.update(
+                platform=event["platform"],
+                thread_id=event["thread_id"],
+                session_id=event["session_id"],
+                direction=event["direction"],
+            )
+        meta.update(metadata or {})
+        self.conn.execute(
+            """INSERT INTO facts (id, text, context, as_of, ingested_at, source_event_id, metadata, created_at,
+                   platform, thread_id, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (
+                fact_id,
+                text,
+                context,
+                as_of,
+                ingested_at if ingested_at is not None else (event["as_of"] if event else now_ms()),
+                source_event_id,
+                json.dumps(meta, ensure_ascii=False),
+                now_ms(),
+                meta.get("platform"),
+                meta.get("thread_id"),
+                meta.get("session_id"),
+            ),
+        )
+        self.facts_written.append(fact_id)
+        return {"fact_id": fact_id, "status": "inserted"}
+
+    def create_entity(
+        self, name: str, type: str, normalized: str | None = None, source: str = "inferred"
+    ) -> dict[str, Any]:
+        """Create an entity, or return the live one with the same normalised name and type (or any type,
+        when a merge made the name known: a person accepted that it names that entity)."""
+        if not isinstance(name, str) or not name.strip():
+            raise ToolError("create_entity needs a non-empty 'name'")
+        if not isinstance(type, str) or not re.fullmatch(r"[a-z_]{2,40}", type):
+            raise ToolError("'type' must be a lower-case word such as person, organization, email, phone")
+        if source not in ("inferred", "user", "import"):
+            raise ToolError("'source' must be inferred, user or import (delivery entities come from deliveries)")
+        existing = identity.find_entities(self.conn, normalized or name, type=type) or identity.known_by_merge(
+            self.conn, normalized or name
+        )
+        if existing:
+            return {"entity_id": existing[0].id, "status": "existing"}
+        entity_id = identity.create_entity(self.conn, name, type, source=source, normalized=normalized)
+        return {"entity_id": entity_id, "status": "created"}
+
+    def link_fact_entity(self, fact_id: str, entity_id: str) -> dict[str, Any]:
+        """Link a fact to an entity and count co-occurrence with the fact's other entities."""
+        fact = self.conn.execute("SELECT as_of FROM facts WHERE id = ?", (fact_id,)).fetchone()
+        if fact is None:
+            raise ToolError(f"unknown fact_id {fact_id!r}")
+        if identity.get_entity(self.conn, entity_id) is None:
+            raise ToolError(f"unknown entity_id {entity_id!r}")
+        entity_id = identity.canonical_id(self.conn, entity_id)
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)",
+            (fact_id, entity_id, fact["as_of"]),
+        )
+        if cur.rowcount:
+            others = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT entity_id FROM fact_entities WHERE fact_id = ? AND entity_id != ?", (fact_id, entity_id)
+                )
+            ]
+            for other in others:
+                identity.count_cooccurrence(self.conn, entity_id, other, fact["as_of"])
+            self.conn.execute(
+                "UPDATE entities SET mention_count = mention_count + 1, last_seen = max(coalesce(last_seen, 0), ?)"
+                " WHERE id = ?",
+                (fact["as_of"], entity_id),
+            )
+            self.entity_mentions[entity_id] = self.entity_mentions.get(entity_id, 0) + 1
+        return {"status": "linked" if cur.rowcount else "already_linked", "entity_id": entity_id}
+
+    def insert_causal_link(self, from_fact_id: str, to_fact_id: str, strength: float) -> dict[str, Any]:
+        """Record that one fact caused another (strength 0..1)."""
+        if from_fact_id == to_fact_id:
+            raise ToolError("a fact cannot cause itself")
+        if not isinstance(strength, int | float) or not 0.0 <= float(strength) <= 1.0:
+            raise ToolError("'strength' must be a number between 0 and 1")
+        for fact_id in (from_fact_id, to_fact_id):
+            if not self.conn.execute("SELECT 1 FROM facts WHERE id = ?", (fact_id,)).fetchone():
+                raise ToolError(f"unknown fact_id {fact_id!r}")
+        self.conn.execute(
+            """INSERT INTO causal_links (from_fact_id, to_fact_id, strength, created_at) VALUES (?, ?, ?, ?)
+               ON CONFLICT (from_fact_id, to_fact_id) DO UPDATE SET strength = max(strength, excluded.strength)""",
+            (from_fact_id, to_fact_id, float(strength), now_ms()),
+        )
+        return {"status": "linked"}
+
+    def propose_merge(self, entity_a_id: str, entity_b_id: str, confidence: float, reason: str) -> dict[str, Any]:
+        """Propose that entity b is entity a; only exact email/phone matches above 0.99 auto-merge."""
+        if not isinstance(confidence, int | float) or not 0.0 <= float(confidence) <= 1.0:
+            raise ToolError("'confidence' must be a number between 0 and 1")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ToolError("propose_merge needs a 'reason'")
+        try:
+            return identity.propose_merge(self.conn, entity_a_id, entity_b_id, float(confidence), reason)
+        except identity.MergeError as exc:
+            raise ToolError(str(exc)) from exc

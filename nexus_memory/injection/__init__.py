@@ -1,0 +1,1 @@
+"""Memory injection: the context block put in front of an agent's turn, and its noise gate."""

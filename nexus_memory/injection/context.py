@@ -1,0 +1,117 @@
+"""Memory injection: the markdown block put in front of an agent's prompt (docs/recall.md, "Injection").
+
+`get_context(stores, prompt, session_id=...)` packs, within `max_tokens`, the memory hierarchy over
+memory from *other* sessions (see context_pack.py: mental models, then observations, a stale one
+followed by its newer facts, then facts not already shown), keeping only evidence, not noise:
+
+    ## Mental models
+    ### Caroline's career
+    - 27 June 2023: Lately, Caroline has been looking into counseling and mental health as a career.
+
+    ## Observations
+    ### Alice Chen — home: boston, denver
+    Alice Chen used to live in Boston until May 2023; since June 2023 Alice Chen lives in Denver.
+    - 14 June 2023: Alice Chen moved to Denver for a new job at Acme.
+
+    ## Relevant memory
+    - Tyler works at Anthropic (2023-05-10)
+
+    ## Weekly insight
+    <the newest version of the newest mental model with subtype 'reflection'>
+
+Noise rule (inject nothing rather than noise): only items that are evidence for the prompt are
+injected (`nexus_memory.injection.relevance`: a strong semantic match, or a weaker one that a named entity, a
+rare shared word or the prompt's time window confirms; a prompt about names this memory has never
+seen gets only strong matches). Recall always returns *some* nearest neighbours; the gate decides.
+When no fact passes, the answer is "" (the reflection alone is not injected: it is query-independent
+and would be repeated before every turn).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
+from nexus_memory.injection.pack import ContextItem, build_context
+from nexus_memory.injection.participants import Participant
+from nexus_memory.recall.results import touch_results
+
+__all__ = ["format_context", "get_context", "latest_reflection"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_TOKENS = 800
+_SECTIONS = (("mental_model", "## Mental models"), ("observation", "## Observations"), ("fact", "## Relevant memory"))
+
+
+def get_context(
+    stores: Stores,
+    prompt: str,
+    *,
+    session_id: str | None = None,
+    max_facts: int | None = 5,
+    reference_time: int | None = None,
+    embedder: object | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    tags: Sequence[str] | None = None,
+    strict: bool = False,
+    participants: Sequence[Participant] = (),
+) -> str:
+    """The memory block for `prompt`, or "" when nothing relevant is remembered.
+
+    Facts of the current `session_id` are excluded (the conversation already holds them); `tags`
+    scopes mental models (see recall); `participants`, the delivered handles of the people in the
+    conversation, say who a name in the prompt means (a John this memory never met is not the John it
+    knows: `nexus_memory.injection.participants`). Injected items count as accessed. By default it never raises:
+    injection must not break an agent turn, so a failure is logged and answered with "". `strict=True`
+    lets the error through (tests, callers that must tell "nothing relevant" from "recall failed").
+    """
+    try:
+        items = build_context(
+            stores,
+            prompt,
+            max_tokens=max_tokens,
+            session_id=session_id,
+            max_facts=max_facts,
+            reference_time=reference_time,
+            embedder=embedder,
+            tags=tags,
+            participants=participants,
+        )
+        if not items:
+            return ""
+        touch_results(stores, [item.result for item in items])
+        return format_context(items, latest_reflection(stores.conn))
+    except Exception:  # see docstring: log, inject nothing
+        if strict:
+            raise
+        log.exception("get_context failed; injecting no memory")
+        return ""
+
+
+def format_context(items: list[ContextItem], reflection: str | None) -> str:
+    """One section per layer present (models, observations, facts), then the latest reflection."""
+    lines: list[str] = []
+    for kind, heading in _SECTIONS:
+        chosen = [item for item in items if item.type == kind]
+        if not chosen:
+            continue
+        lines += ([""] if lines else []) + [heading]
+        for item in chosen:
+            lines += ([f"### {item.title}"] if item.title else []) + item.lines
+    if reflection:
+        lines += ["", "## Weekly insight", reflection.strip()]
+    return "\n".join(lines) + "\n"
+
+
+def latest_reflection(conn: db.Connection) -> str | None:
+    """Description of the newest current (not superseded by a newer version) reflection model."""
+    row = conn.execute(
+        """SELECT m.description FROM mental_models m
+           WHERE m.subtype = 'reflection'
+             AND NOT EXISTS (SELECT 1 FROM mental_models c WHERE c.parent_id = m.id)
+           ORDER BY m.updated_at DESC, m.id DESC LIMIT 1"""
+    ).fetchone()
+    return row[0] if row else None

@@ -1,0 +1,447 @@
+"""The hierarchical context block within a token budget (the retrieval order of docs/recall.md): mental models, then
+observations, then facts.
+
+`build_context(stores, prompt, max_tokens=800)` recalls the higher layers and the facts separately, keeps
+the relevant ones (the noise rule below) and packs them:
+
+- each relevant mental model first, as its title and its report lines that share words with the prompt
+  (who it is, what changed), within a small share of the budget;
+- then the recalled facts in their fused rank order, each placed under the relevant observation it
+  belongs to (the observation's header and its change-over-time sentences shown once, each fact as a
+  dated line without the repeated subject), or on its own when it belongs to none; so the hierarchy
+  packs the facts the ranking chose, in fewer tokens and with their topic and history around them;
+  under a cap on facts (`max_facts`), one fact per source event: a second fact of a turn already
+  shown would take the slot of another turn, which may hold the answer;
+- with budget left, each relevant observation adds its members most similar to the prompt;
+- a stale observation is checked against its facts: the newest facts of its entity that consolidation
+  has not seen yet follow it ("newer, not consolidated yet");
+- no fact is shown twice.
+Every item keeps its provenance: the facts it rests on and their source events.
+
+Noise rule: an item counts only when its cosine similarity to the prompt is >= `min_score` (MiniLM:
+unrelated sentences sit around 0.0-0.2, paraphrases above 0.5), or it has a keyword, entity or recency
+hit. The semantic strategy always returns some nearest neighbours; only they are held to the threshold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nexus_memory.core import db
+from nexus_memory.core.stores import Stores
+from nexus_memory.core.tokens import estimate_tokens
+from nexus_memory.embeddings.vectors.vec0 import index_state
+from nexus_memory.injection import relevance
+from nexus_memory.injection.participants import Participant
+from nexus_memory.observations.render import MemberFact, fact_line
+from nexus_memory.observations.store import fact_rows, fact_vectors
+from nexus_memory.observations.subjects import load_entities
+from nexus_memory.observations.topics import content_words
+from nexus_memory.recall.engine import recall
+from nexus_memory.recall.results import RecallResult
+from nexus_memory.recall.strategies import default_embedder
+
+LAYERS = ("mental_model", "observation", "fact")
+MODEL_SHARE = 0.15  # of the budget, at most, for one mental model
+SIBLINGS = 3  # members an observation adds beyond the recalled facts, when budget is left
+HIGHER_RESULTS = 6  # mental models and observations recalled
+NEWER_FACTS = 2  # unconsolidated facts shown after a stale observation
+_EVIDENCE = ("keyword", "entity", "recency")
+_SCOPE_OF = {"mental_model": "mental_models", "observation": "observations", "fact": "facts"}
+
+
+@dataclass
+class ContextItem:
+    """One packed item: its header and lines as injected, and what it rests on."""
+
+    type: str  # 'mental_model' | 'observation' | 'fact'
+    id: str
+    title: str
+    lines: list[str]
+    result: RecallResult
+    is_stale: bool = False
+    fact_ids: list[str] = field(default_factory=list)  # every fact it rests on (shown or not)
+    source_event_ids: list[str] = field(default_factory=list)
+    shown_fact_ids: list[str] = field(default_factory=list)  # the facts whose lines it shows
+
+    @property
+    def text(self) -> str:
+        return "\n".join([self.title, *self.lines]) if self.title else "\n".join(self.lines)
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+
+def build_context(
+    stores: Stores,
+    prompt: str,
+    *,
+    max_tokens: int = 800,
+    layers: Sequence[str] = LAYERS,
+    session_id: str | None = None,
+    max_facts: int | None = None,
+    reference_time: int | None = None,
+    embedder: Any = None,
+    tags: Sequence[str] | None = None,
+    participants: Sequence[Participant] = (),
+) -> list[ContextItem]:
+    """The items of the context block for `prompt`, in injection order (see module docstring);
+    `participants` say who a name in the prompt means (`nexus_memory.injection.participants`)."""
+    limit = max(max_facts * 3, 10) if max_facts else fact_limit(max_tokens)
+    recalled = recall_layers(
+        stores,
+        prompt,
+        layers=layers,
+        session_id=session_id,
+        fact_results=limit,
+        reference_time=reference_time,
+        embedder=embedder,
+        tags=tags,
+    )
+    return pack(
+        stores,
+        prompt,
+        recalled,
+        max_tokens=max_tokens,
+        max_facts=max_facts,
+        embedder=embedder,
+        participants=participants,
+    )
+
+
+def fact_limit(max_tokens: int) -> int:
+    """Facts recalled to fill `max_tokens` (a fact line is ~15-30 tokens)."""
+    return max(10, max_tokens // 15)
+
+
+@dataclass
+class Recalled:
+    """What the packer chooses from: higher-layer results (models, observations) and fact results."""
+
+    higher: list[RecallResult]
+    facts: list[RecallResult]
+    window: tuple[int | None, int | None] = (None, None)  # the time the prompt asked about, if any
+
+
+def recall_layers(
+    stores: Stores,
+    prompt: str,
+    *,
+    layers: Sequence[str] = LAYERS,
+    session_id: str | None = None,
+    fact_results: int = 50,
+    reference_time: int | None = None,
+    embedder: Any = None,
+    tags: Sequence[str] | None = None,
+) -> Recalled:
+    """One recall over the higher layers in `layers`, one over facts (the facts-only list is the same)."""
+    common = {"reference_time": reference_time, "embedder": embedder, "touch": False, "budget": "mid"}
+    higher = [layer for layer in layers if layer != "fact"]
+    out = Recalled([], [])
+    if higher and _has_higher_layers(stores.conn):
+        out.higher = recall(
+            stores,
+            prompt,
+            scope=[_SCOPE_OF[layer] for layer in higher],
+            exclude_session_id=session_id,
+            max_results=HIGHER_RESULTS,
+            tags=tags,
+            **common,
+        ).results
+    if "fact" in layers:
+        response = recall(
+            stores, prompt, scope=("facts",), exclude_session_id=session_id, max_results=fact_results, **common
+        )
+        out.facts, out.window = response.results, (response.time_after, response.time_before)
+    return out
+
+
+def pack(
+    stores: Stores,
+    prompt: str,
+    recalled: Recalled,
+    *,
+    max_tokens: int,
+    max_facts: int | None = None,
+    embedder: Any = None,
+    participants: Sequence[Participant] = (),
+) -> list[ContextItem]:
+    """Pack recalled items into `max_tokens` (see module docstring); items in injection order."""
+    # The noise gate (nexus_memory.injection.relevance) decides for every layer; reflections and the writer's own
+    # notes are never injected as matches (the reflection has its own section).
+    candidates = [r for r in recalled.higher if r.metadata.get("subtype") not in _NOT_INJECTED] + recalled.facts
+    kept = relevance.evidence(stores.conn, prompt, candidates, window=recalled.window, participants=participants)
+    higher = [r for r in kept if r.type != "fact"]
+    packer = _Packer(stores, prompt, max_tokens, embedder, [r for r in higher if r.type == "observation"])
+    for model in (r for r in higher if r.type == "mental_model"):
+        packer.add_model(model)
+    shown, told = 0, set[str]()  # facts shown; their source events
+    for result in (r for r in kept if r.type == "fact"):
+        if max_facts is not None and shown >= max_facts:
+            break
+        if max_facts is not None and result.source_event_ids and told.issuperset(result.source_event_ids):
+            continue  # see module docstring: the slot goes to another turn
+        if packer.add_fact(result):
+            shown += 1
+            told.update(result.source_event_ids)
+    packer.add_siblings()
+    return packer.finish()
+
+
+_NOT_INJECTED = ("reflection", "writer_notes")
+_FACT_LINE = re.compile(r"^- \d{1,2} [A-Z][a-z]+ \d{4}: ")
+
+
+@dataclass
+class _Group:
+    """An observation being packed: its header, the facts shown under it, the facts it could add."""
+
+    result: RecallResult
+    entity_names: tuple[str, ...]
+    header: list[str]  # title line, then change sentences
+    members: dict[str, MemberFact]
+    shown: list[MemberFact] = field(default_factory=list)
+    newer: list[MemberFact] = field(default_factory=list)  # the entity's facts not consolidated yet
+    newer_shown: list[MemberFact] = field(default_factory=list)
+    opened: bool = False
+
+
+class _Packer:
+    """Fills the budget; remembers which facts are shown and where."""
+
+    def __init__(
+        self, stores: Stores, prompt: str, max_tokens: int, embedder: Any, observations: list[RecallResult]
+    ) -> None:
+        self.stores, self.conn = stores, stores.conn
+        self.max_tokens = max_tokens
+        self.used = 0
+        self.models: list[ContextItem] = []
+        self.facts: list[ContextItem] = []
+        self.covered: set[str] = set()
+        self.terms = set(content_words(prompt))
+        self.model = index_state(self.conn)
+        self.prompt, self.embedder = prompt, embedder
+        self._query: np.ndarray | bool | None = False  # computed on first use (facts alone never need it)
+        self.groups = [self._group(r) for r in observations]
+        self.group_of = {f: g for g in reversed(self.groups) for f in g.members}  # the most relevant wins
+        self.newer_of = {f.id: g for g in reversed(self.groups) for f in g.newer}
+
+    @property
+    def left(self) -> int:
+        return self.max_tokens - self.used
+
+    def _spend(self, tokens: int) -> bool:
+        if tokens > self.left:
+            return False
+        self.used += tokens
+        return True
+
+    # --- observations ---------------------------------------------------------------------------
+
+    def _group(self, result: RecallResult) -> _Group:
+        text_lines = result.text.splitlines()
+        title = text_lines[0] if text_lines else ""
+        if result.is_stale:
+            title += " (stale: newer facts follow)"
+        changes = [ln for ln in text_lines[1:] if not ln.startswith("- ")]
+        fact_ids = list(result.metadata.get("fact_ids", []))
+        rows = fact_rows(self.conn, fact_ids)
+        members = {f: MemberFact(f, rows[f]["text"], rows[f]["as_of"]) for f in fact_ids if f in rows}
+        entity = self.conn.execute("SELECT entity_id FROM analysis_runs WHERE id = ?", (result.id,)).fetchone()
+        info = load_entities(self.conn, [entity[0]]).get(entity[0]) if entity and entity[0] else None
+        group = _Group(result, info.names if info else (), [title, *changes], members)
+        if result.is_stale and entity and entity[0]:
+            group.newer = self._newer_facts(entity[0], set(members))
+        return group
+
+    def _open(self, group: _Group) -> bool:
+        if group.opened:
+            return True
+        if not self._spend(estimate_tokens("\n".join(group.header)) + 1):
+            return False
+        group.opened = True
+        return True
+
+    def _line(self, group: _Group, fact: MemberFact) -> str:
+        """A member's line without the subject it shares with the header: '- 8 May 2023: went to ...'."""
+        text = " ".join(fact.text.split())
+        for name in sorted(group.entity_names, key=len, reverse=True):
+            match = re.match(rf"{re.escape(name)}(?:\s+said:?)?\s+(?=[a-z])", text, flags=re.IGNORECASE)
+            if match:
+                text = text[match.end() :]
+                break
+        return fact_line(MemberFact(fact.id, text, fact.as_of))
+
+    def _add_to_group(self, group: _Group, fact: MemberFact, *, newer: bool = False) -> bool:
+        if fact.id in self.covered:
+            return False
+        opened_before = group.opened
+        if not self._open(group):
+            return False
+        line = _newer_line(fact) if newer else self._line(group, fact)
+        if not self._spend(estimate_tokens(line) + 1):
+            if not opened_before:  # the header alone is no use: give its tokens back
+                group.opened = False
+                self.used -= estimate_tokens("\n".join(group.header)) + 1
+            return False
+        (group.newer_shown if newer else group.shown).append(fact)
+        self.covered.add(fact.id)
+        return True
+
+    def add_siblings(self) -> None:
+        """Budget left: each relevant observation adds its members most similar to the prompt."""
+        for group in self.groups:
+            rest = [m for m in group.members.values() if m.id not in self.covered]
+            for fact in self._ranked(rest)[:SIBLINGS]:
+                self._add_to_group(group, fact)
+
+    # --- facts and models -----------------------------------------------------------------------
+
+    def add_fact(self, result: RecallResult) -> bool:
+        if result.id in self.covered:
+            return False
+        group = self.group_of.get(result.id)
+        if group is not None:
+            return self._add_to_group(group, group.members[result.id])
+        stale = self.newer_of.get(result.id)
+        if stale is not None:  # a fact the stale observation has not taken in yet: shown right after it
+            return self._add_to_group(stale, next(f for f in stale.newer if f.id == result.id), newer=True)
+        line = f"- {' '.join(result.text.split())}{_date_suffix(result.as_of)}"
+        item = ContextItem(
+            "fact", result.id, "", [line], result, False, [result.id], result.source_event_ids, [result.id]
+        )
+        if not self._spend(item.tokens):
+            return False
+        self.facts.append(item)
+        self.covered.add(result.id)
+        return True
+
+    def add_model(self, result: RecallResult) -> None:
+        """A mental model's title and the report lines (not fact lines) sharing words with the prompt."""
+        name = result.metadata.get("name") or ""
+        title = f"{name} (stale)" if result.is_stale else name
+        report = result.text.removeprefix(f"{name}: ")
+        candidates = [
+            ln
+            for ln in report.splitlines()
+            if ln.strip() and not ln.startswith(("#", "Question:", "**")) and not _FACT_LINE.match(ln)
+        ]
+        budget = min(self.left, int(self.max_tokens * MODEL_SHARE)) - estimate_tokens(title)
+        terms = self.terms - set(content_words(name))  # the name alone matches every line about it
+        keep: list[str] = []
+        for line in candidates:
+            cost = estimate_tokens(line) + 1
+            if terms & set(content_words(line)) and cost <= budget:
+                keep.append(line)
+                budget -= cost
+        if not keep:
+            return
+        fact_ids = _model_facts(self.conn, result.id)
+        rows = fact_rows(self.conn, fact_ids)
+        item = ContextItem("mental_model", result.id, title, keep, result, result.is_stale, fact_ids)
+        item.source_event_ids = [r["source_event_id"] for r in rows.values() if r["source_event_id"]]
+        if self._spend(item.tokens):
+            self.models.append(item)
+
+    # --- ranking and the end --------------------------------------------------------------------
+
+    def _ranked(self, facts: list[MemberFact]) -> list[MemberFact]:
+        """Facts most similar to the prompt first (by vector when there is one, else shared words)."""
+        if not facts:
+            return []
+        vectors = fact_vectors(self.conn, self.model[0], [f.id for f in facts]) if self.model else {}
+        query = self.query_vector()
+        if query is not None and vectors:
+            score = {f.id: float(np.dot(vectors[f.id], query)) if f.id in vectors else -1.0 for f in facts}
+        else:
+            score = {f.id: float(len(self.terms & set(content_words(f.text)))) for f in facts}
+        return sorted(facts, key=lambda f: (-score[f.id], -f.as_of, f.id))
+
+    def query_vector(self) -> np.ndarray | None:
+        if self._query is False:
+            self._query = _query_vector(self.stores, self.prompt, self.embedder)
+        return self._query  # type: ignore[return-value]
+
+    def _newer_facts(self, entity_id: str, members: set[str]) -> list[MemberFact]:
+        """The entity's facts consolidation has not seen yet, most relevant first (at most NEWER_FACTS)."""
+        rows = self.conn.execute(
+            """SELECT f.id, f.text, f.as_of FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
+               WHERE fe.entity_id = ? AND f.is_consolidated = 0 ORDER BY fe.as_of DESC LIMIT 50""",
+            (entity_id,),
+        ).fetchall()
+        facts = [MemberFact(r[0], r[1], r[2]) for r in rows if r[0] not in members]
+        return self._ranked(facts)[:NEWER_FACTS]
+
+    def finish(self) -> list[ContextItem]:
+        """Models, then each opened observation (its lines in time order, newer facts last), then facts."""
+        observations: list[ContextItem] = []
+        for group in self.groups:
+            if not group.opened or not (group.shown or group.newer_shown):
+                continue
+            for fact in group.newer:  # budget left: the stale observation's other newer facts
+                self._add_to_group(group, fact, newer=True)
+            ordered = sorted(group.shown, key=lambda f: (f.as_of, f.id))
+            lines = [*group.header[1:], *(self._line(group, f) for f in ordered)]
+            lines += [_newer_line(f) for f in group.newer_shown]
+            shown = [f.id for f in [*group.shown, *group.newer_shown]]
+            rows = fact_rows(self.conn, list(group.members))
+            item = ContextItem(
+                "observation",
+                group.result.id,
+                group.header[0],
+                lines,
+                group.result,
+                group.result.is_stale,
+                [*group.members, *(f.id for f in group.newer)],
+                [r["source_event_id"] for r in rows.values() if r["source_event_id"]],
+                shown,
+            )
+            observations.append(item)
+        return [*self.models, *observations, *self.facts]
+
+
+def _newer_line(fact: MemberFact) -> str:
+    return "- newer, not consolidated yet: " + fact_line(fact)[2:]
+
+
+def _model_facts(conn: db.Connection, model_id: str) -> list[str]:
+    """Facts of the observations a mental model version was built from (its provenance)."""
+    return [
+        r[0]
+        for r in conn.execute(
+            """SELECT DISTINCT o.fact_id FROM mental_model_sources s JOIN observation_facts o
+               ON o.analysis_run_id = s.source_id WHERE s.mental_model_id = ? AND s.source_type = 'observation'""",
+            (model_id,),
+        )
+    ]
+
+
+def _has_higher_layers(conn: db.Connection) -> bool:
+    """Whether any observation or mental model exists (else their recall is skipped: it finds nothing)."""
+    return bool(
+        conn.execute("SELECT EXISTS (SELECT 1 FROM analysis_runs) OR EXISTS (SELECT 1 FROM mental_models)").fetchone()[
+            0
+        ]
+    )
+
+
+def _query_vector(stores: Stores, prompt: str, embedder: Any) -> np.ndarray | None:
+    """The prompt's vector under the index model (None without an index or a model)."""
+    model = embedder or default_embedder(stores)
+    if model is None or not prompt.strip():
+        return None
+    return np.asarray(model.encode_query(prompt[:2000]), dtype=np.float32)
+
+
+def _date_suffix(as_of: int | None) -> str:
+    from datetime import UTC, datetime
+
+    if as_of is None:
+        return ""
+    return f" ({datetime.fromtimestamp(as_of / 1000, UTC).strftime('%Y-%m-%d')})"

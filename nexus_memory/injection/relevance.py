@@ -1,0 +1,341 @@
+"""The noise gate of memory injection: is a recalled fact evidence for the prompt, or noise?
+
+Recall always returns *something* (the nearest neighbours of any text); injection must return
+nothing when that something is noise (docs/recall.md, "Injection"). A fact is evidence when the
+prompt and the fact agree on more than a vague topic. What counts is read off the store itself:
+
+- `sim`, the cosine similarity of prompt and fact (MiniLM: unrelated text ~0.0-0.25, the same kind
+  of thing about other people ~0.3-0.5, the answer to the prompt mostly above 0.45);
+- `about`: the fact is linked to an entity the prompt names (written as a name, or any way when it
+  is not a common noun or a date: "dance" or "2023" name nobody);
+- `rare`: the fact holds a prompt term that few facts of this store hold (RARE_SHARE), so it says
+  something specific the prompt asks about ("poetry", not "go" or "like");
+- `dated`: the prompt named a time ("in May 2023", "yesterday") and the fact happened then;
+- `held`: the share of the prompt's words, its names left out, that the fact holds (a name says
+  WHO the prompt is about, these words WHAT it asks).
+
+The rule (`is_evidence`):
+
+1. A prompt that names someone or something the store has never heard of (a capitalised word, not
+   opening a sentence, that is no entity, no short form of one and in no fact: a *stranger*) and no
+   name the store knows is about what this memory does not hold: only a near-paraphrase counts,
+   sim >= STRANGER_SIM ("When did Caroline go to the support group?" put to a memory of other people
+   matches their support groups at ~0.4-0.55).
+2. Otherwise sim >= TOPIC_SIM is evidence;
+3. sim >= AGREE_SIM with one of `about`, `rare`, `dated` agreeing (the model sees a relation, and a
+   name, a rare word or the time confirms it) is evidence;
+4. sim >= FLOOR_SIM with two of them agreeing ("what did Nate do in April 2022?": a fact about Nate
+   from that month) is evidence.
+
+Two rules keep a known name from carrying the match alone (a memory that knows *a* John holds
+facts about John's family, team and trips; "What soup did John make?" matches them at 0.4-0.5):
+
+- who: a prompt that names entities the store knows (or a participant it never heard from) asks
+  about them; a fact linked to none of them but to others (a person, a handle, a place) is about
+  someone else and counts only from OTHER_SUBJECT_SIM on (Maria's surfing is no answer to "How long
+  has John been surfing?"; a fact about the user, linked to no person, still answers "Sarah's
+  birthday: anything about peanuts?");
+- lead: a prompt that names something the store knows (an entity, or a capitalised word its facts
+  hold: "Tim" said in passing) injects only when one item is strong on the prompt's topic: sim plus
+  WORD_WEIGHT times its `held` share reaches LEAD_SIM. The answer to a question mostly sits at
+  sim 0.55-0.7 or repeats its words; a memory that only knows the name offers 0.4-0.5 and few words.
+  Once one item leads, the others are kept by rules 1-4 (a weak fact beside a strong one is context).
+  A prompt naming nothing is spared: "Can I offer nut snacks to my guest?" meets "The user is
+  allergic to peanuts" at ~0.4, with no word in common.
+
+With participants (the people in the conversation, `nexus_memory.injection.participants`), a name one of them
+goes by means them: a fact linked to someone else of that name, and to nobody the prompt means, is
+never evidence, and a participant this memory never heard from is a stranger.
+
+A fact recall found only because the prompt was nothing but a time window ("what happened
+yesterday?": the window's latest facts) is evidence. Without vectors (no embedding model) the
+lexical signals decide alone: one of `about`, `rare`, `dated`, still never for a prompt about strangers.
+The thresholds were read off LoCoMo dev (see README, "Benchmarks"): kept round, so the rule is not
+fitted to it beyond the first decimal (OTHER_SUBJECT_SIM, LEAD_SIM and WORD_WEIGHT too).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nexus_memory.core import db
+from nexus_memory.core.calendar_words import MONTHS, WEEKDAYS
+from nexus_memory.core.textcheck import safe_text
+from nexus_memory.injection.participants import NAME_RUN, MeantNames, Participant, meant_names
+from nexus_memory.recall import keyword
+from nexus_memory.recall.query_entities import match_query_entities
+from nexus_memory.recall.results import RecallResult
+
+STRANGER_SIM = 0.6
+TOPIC_SIM = 0.4
+AGREE_SIM = 0.3
+FLOOR_SIM = 0.2
+OTHER_SUBJECT_SIM = 0.5
+LEAD_SIM = 0.45
+WORD_WEIGHT = 0.2
+RARE_SHARE = 0.02  # a term in at most this share of facts (at least RARE_MIN, at most PROBE_CAP) is rare
+RARE_MIN = 3
+MAX_STRANGERS = 8  # unknown capitalised words collected from one prompt (more change nothing)
+
+# A capitalised word, possibly with a possessive; a run of them ("Sarah Connor", "New York").
+_CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][\w'’.-]*[\w])")
+_SENTENCE_END = re.compile(r"[.!?:;\"“(\n]\s*$")
+_CALENDAR = frozenset(MONTHS) | frozenset(WEEKDAYS)
+# Titles before a name: not names themselves, and their period does not end a sentence.
+_TITLES = frozenset(["mr", "mrs", "ms", "dr", "prof", "sir", "st"])
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The similarity bars of the rule (module docstring); the defaults are the module's constants."""
+
+    topic: float = TOPIC_SIM
+    agree: float = AGREE_SIM
+    stranger: float = STRANGER_SIM
+    floor: float = FLOOR_SIM
+    other_subject: float = OTHER_SUBJECT_SIM
+    lead: float = LEAD_SIM
+    word_weight: float = WORD_WEIGHT
+
+
+@dataclass(frozen=True)
+class PromptReading:
+    """What the store knows of a prompt: the entities it names, its rare terms, the names it never saw."""
+
+    named: frozenset[str]  # live entity ids the prompt names (`named_entities`)
+    strangers: tuple[str, ...]  # capitalised words of the prompt that no entity or fact holds
+    rare_terms: tuple[str, ...]  # prompt terms in few facts (but some)
+    knows_a_name: bool = False  # some capitalised word of the prompt is an entity or in a fact
+    words: tuple[str, ...] = ()  # the prompt's search terms, the words of the names it names left out
+    others: frozenset[str] = frozenset()  # entities of a name that means a participant, who are someone else
+    newcomers: tuple[str, ...] = ()  # names of participants this memory never heard from
+
+    @property
+    def about_strangers(self) -> bool:
+        """The prompt names someone or something unknown, and no name the store knows."""
+        return bool(self.strangers) and not self.named and not self.knows_a_name
+
+
+def read_prompt(conn: db.Connection, prompt: str, participants: Sequence[Participant] = ()) -> PromptReading:
+    """Look the prompt's names and terms up in the store (a few indexed probes); a name a participant
+    goes by means that participant (`nexus_memory.injection.participants`)."""
+    prompt = safe_text(prompt, keyword.MAX_QUERY_CHARS)  # lone surrogates cannot reach SQLite
+    # max(rowid) stands in for count(*), which reads a whole index (tens of ms at 1M facts).
+    facts = conn.execute("SELECT coalesce(max(rowid), 0) FROM facts").fetchone()[0]
+    rare_limit = min(max(RARE_MIN, int(facts * RARE_SHARE)), keyword.PROBE_CAP)
+    rare: list[str] = []
+    for term in keyword.extract_terms(prompt)[: keyword.MAX_PROBES]:
+        frequency = keyword.document_frequency(conn, "facts_fts", term, cap=rare_limit + 1)
+        if 0 < frequency <= rare_limit:
+            rare.append(term)
+    names = meant_names(conn, prompt, participants)
+    unknown, known = _capitalised_words(conn, prompt, names)
+    named = (named_entities(conn, prompt) - names.others) | {e for ids in names.meant.values() for e in ids}
+    words = _words_besides_names(conn, prompt, named, names)
+    return PromptReading(named, unknown, tuple(rare), known, words, names.others, names.newcomers)
+
+
+def _words_besides_names(conn: db.Connection, prompt: str, named: frozenset[str], names: MeantNames) -> tuple[str, ...]:
+    """The prompt's search terms (as recall probes them) without the words of these entities' names
+    and of the names of participants this memory knows (a newcomer's name stays: no fact holds it)."""
+    meant_words = {word for word, ids in names.word_meanings().items() if ids}
+    terms = [t for t in keyword.extract_terms(prompt)[: keyword.MAX_PROBES] if t not in meant_words]
+    if not named:
+        return tuple(terms)
+    ids = sorted(named)
+    rows = conn.execute(
+        f"""SELECT name FROM entities WHERE id IN ({db.placeholders(ids)})
+            UNION SELECT alias FROM aliases WHERE entity_id IN ({db.placeholders(ids)})""",
+        [*ids, *ids],
+    ).fetchall()
+    name_words = {word for (name,) in rows for word in keyword.tokenize(name)}
+    return tuple(t for t in terms if t not in name_words)
+
+
+def named_entities(conn: db.Connection, prompt: str) -> frozenset[str]:
+    """Entities the prompt names: written as a name (capitalised), or, written any way, one that is not
+    a common noun or a date ('concept', 'date': "dance" or "2023" match those, and name nobody)."""
+    runs = [m.group(0) for m in NAME_RUN.finditer(prompt)][: keyword.MAX_PROBES]
+    as_names = {e for run in runs for e in match_query_entities(conn, run)}
+    anyhow = set(match_query_entities(conn, prompt)) - as_names
+    candidates = sorted(as_names | anyhow)
+    if not candidates:
+        return frozenset()
+    rows = conn.execute(
+        f"SELECT id, type FROM entities WHERE id IN ({db.placeholders(candidates)})", candidates
+    ).fetchall()
+    return frozenset(
+        entity_id for entity_id, kind in rows if kind != "date" and (entity_id in as_names or kind != "concept")
+    )
+
+
+def _capitalised_words(conn: db.Connection, prompt: str, names: MeantNames) -> tuple[tuple[str, ...], bool]:
+    """The prompt's capitalised words (not opening a sentence) that no entity or fact holds, and
+    whether any other one is known to the store. A word of a participant's name is theirs wherever it
+    stands: a stranger's when this memory never met them, known when it did."""
+    found: list[str] = []
+    known = False
+    probes = 0
+    meanings = names.word_meanings()
+    for match in _CAPITALISED.finditer(prompt[: keyword.MAX_QUERY_CHARS]):
+        word = re.sub(r"['’]s$", "", match.group(1)).rstrip(".")
+        key = word.lower()
+        if len(word) < 2 or key in keyword.STOPWORDS or key in _TITLES or key in _CALENDAR or key in found:
+            continue
+        if key in meanings:
+            if meanings[key]:
+                known = True
+            elif len(found) < MAX_STRANGERS:
+                found.append(key)
+            continue
+        if _starts_sentence(prompt, match.start()):
+            continue
+        probes += 1
+        if probes > keyword.MAX_PROBES or len(found) >= MAX_STRANGERS:
+            break
+        if _known_name(conn, key) or any(
+            keyword.document_frequency(conn, "facts_fts", t, cap=1) for t in keyword.tokenize(word)
+        ):
+            known = True
+        else:
+            found.append(key)
+    return tuple(found), known
+
+
+def _starts_sentence(text: str, start: int) -> bool:
+    """True when the word at `start` opens the text or a sentence (a title's period does not end one)."""
+    before = text[max(0, start - 16) : start]
+    if not before.strip():
+        return not text[:start].strip()
+    if not _SENTENCE_END.search(before):
+        return False
+    title = re.search(r"(\w+)\.\s*$", before)
+    return not (title and title.group(1).lower() in _TITLES)
+
+
+def _known_name(conn: db.Connection, key: str) -> bool:
+    """An entity or alias is this word, or starts with it: a first name ("sarah" of "sarah connor") or,
+    from three letters on, a short form ("mel" of "melanie"). Aliases count like names: a delivered
+    entity is named by its handle, and the name people use is its display-name alias."""
+    low, high = (key, key + "\uffff") if len(key) >= 3 else (key + " ", key + "!")
+    row = conn.execute(
+        """SELECT 1 FROM entities WHERE normalized = ? OR (normalized >= ? AND normalized < ?)
+           UNION ALL SELECT 1 FROM aliases WHERE normalized = ? OR (normalized >= ? AND normalized < ?) LIMIT 1""",
+        (key, low, high, key, low, high),
+    ).fetchone()
+    return row is not None
+
+
+def facts_holding(conn: db.Connection, terms: Sequence[str], fact_ids: Sequence[str]) -> set[str]:
+    """Which of these facts hold at least one of the terms (through the FTS tokenizer, stemming included)."""
+    if not terms or not fact_ids:
+        return set()
+    expression = keyword.match_expression(list(terms))
+    rows = conn.execute(
+        f"""SELECT f.id FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
+            WHERE facts_fts MATCH ? AND f.id IN ({db.placeholders(fact_ids)})""",
+        [expression, *fact_ids],
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def is_evidence(
+    result: RecallResult,
+    reading: PromptReading,
+    holds_rare_term: bool,
+    *,
+    window: tuple[int | None, int | None] = (None, None),
+    vectors: bool = True,
+    thresholds: Thresholds = Thresholds(),
+) -> bool:
+    """The rule of the module docstring for one recalled fact.
+
+    `window` is the time window recall read from the prompt (or was given); `vectors` False means
+    the recall ran without embeddings.
+    """
+    if "recency" in result.ranks:
+        return True
+    similarity = result.metadata.get("scores", {}).get("semantic")
+    if similarity is None:
+        similarity = 0.0  # not among the semantic strategy's candidates: further than all of them
+    about = any(e.get("id") in reading.named for e in result.entities)
+    if not about and any(e.get("id") in reading.others for e in result.entities):
+        return False  # about someone else of the name a participant goes by: the shared name is all it matches
+    if reading.about_strangers:
+        return similarity >= thresholds.stranger
+    asks_about_someone = reading.named or reading.newcomers
+    if (
+        vectors
+        and asks_about_someone
+        and not about
+        and similarity < thresholds.other_subject
+        and _names_someone(result)
+    ):
+        return False  # the prompt asks about someone, the fact about other people (the "who" rule)
+    if similarity >= thresholds.topic:
+        return True
+    agreeing = about + holds_rare_term + _in_window(result.as_of, window)
+    if not vectors:
+        return agreeing >= 1
+    return (similarity >= thresholds.agree and agreeing >= 1) or (similarity >= thresholds.floor and agreeing >= 2)
+
+
+def _names_someone(result: RecallResult) -> bool:
+    """The result is linked to a named entity (a person, a handle, a place; not a common noun or a date)."""
+    return any(e.get("type") not in ("concept", "date") for e in result.entities)
+
+
+def _in_window(as_of: int | None, window: tuple[int | None, int | None]) -> bool:
+    after, before = window
+    if as_of is None or (after is None and before is None):
+        return False
+    return (after is None or as_of >= after) and (before is None or as_of <= before)
+
+
+def leads(result: RecallResult, held: float, thresholds: Thresholds = Thresholds()) -> bool:
+    """Whether this evidence is strong enough on the prompt's topic to open a block (the "lead" rule);
+    `held` is the share of the prompt's words, its names left out, that the fact holds."""
+    if "recency" in result.ranks:
+        return True
+    similarity = result.metadata.get("scores", {}).get("semantic") or 0.0
+    return similarity + thresholds.word_weight * held >= thresholds.lead
+
+
+def held_shares(conn: db.Connection, words: Sequence[str], fact_ids: Sequence[str]) -> dict[str, float]:
+    """Per fact, the share of `words` it holds (facts holding none are left out)."""
+    counts: dict[str, int] = {}
+    for word in words:
+        for fact_id in facts_holding(conn, [word], fact_ids):
+            counts[fact_id] = counts.get(fact_id, 0) + 1
+    return {fact_id: count / len(words) for fact_id, count in counts.items()}
+
+
+def evidence(
+    conn: db.Connection,
+    prompt: str,
+    results: Sequence[RecallResult],
+    *,
+    window: tuple[int | None, int | None] = (None, None),
+    thresholds: Thresholds = Thresholds(),
+    participants: Sequence[Participant] = (),
+) -> list[RecallResult]:
+    """The results that are evidence for `prompt`, in their order; none unless one of them leads."""
+    if not results:
+        return []
+    reading = read_prompt(conn, prompt, participants)
+    fact_ids = [r.id for r in results if r.type == "fact"]
+    rare = facts_holding(conn, reading.rare_terms, fact_ids)
+    vectors = any("semantic" in r.ranks for r in results)
+    kept = [
+        r
+        for r in results
+        if is_evidence(r, reading, r.id in rare, window=window, vectors=vectors, thresholds=thresholds)
+    ]
+    if not vectors or not kept or not (reading.named or reading.knows_a_name):  # the lead rule: see docstring
+        return kept
+    held = held_shares(conn, reading.words, [r.id for r in kept if r.type == "fact"])
+    if not any(leads(r, held.get(r.id, 0.0) if r.type == "fact" else 0.0, thresholds) for r in kept):
+        return []
+    return kept
