@@ -15,7 +15,7 @@ from typing import Any
 import dagster as dg
 
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.embed import StaleVectors, stale_fact_vectors
+from nexus_memory.embeddings.step import StaleVectors, stale_fact_vectors
 from nexus_memory.events.partitions import partition_key
 from nexus_memory.facts.run import FailedEpisode, failed_episodes
 from nexus_memory.pipeline.invariants import (

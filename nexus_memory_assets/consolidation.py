@@ -22,7 +22,7 @@ from typing import Any
 import dagster as dg
 
 from nexus_memory.core.config import Settings, load_settings
-from nexus_memory.embeddings.embed import embed_pending
+from nexus_memory.embeddings.step import embed_pending
 from nexus_memory.lifecycle import sessions
 from nexus_memory.mental_models import ensure_emergent, refresh_model, sync_dossiers
 from nexus_memory.mental_models.api import models_to_materialize

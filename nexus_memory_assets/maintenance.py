@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from nexus_memory.embeddings.embed import reembed
+from nexus_memory.embeddings.step import reembed
 from nexus_memory_assets.assets import SQLITE_POOL
 from resources import EmbedderResource, StoresResource
 

@@ -16,7 +16,7 @@ import dagster as dg
 
 from nexus_memory.core.config import Settings, load_settings
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.embed import Embedder, get_embedder
+from nexus_memory.embeddings.model import Embedder, get_embedder
 from nexus_memory.facts.base import EpisodeWriter
 
 # Settings a resource may override. The API key is left out on purpose: resource config is shown

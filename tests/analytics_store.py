@@ -14,7 +14,7 @@ import json
 
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.embed import text_hash
+from nexus_memory.embeddings.model import text_hash
 from nexus_memory.episodes.grouping import ensure_definitions
 
 DAY_MS = 86_400_000

@@ -13,7 +13,7 @@ from test_recall import FakeEmbedder
 
 from nexus_memory.core.ids import now_ms, ulid
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.embed import embed_pending
+from nexus_memory.embeddings.step import embed_pending
 from nexus_memory.embeddings.vectors.ivf import build_ivf
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.ledger import RawRecord, ingest

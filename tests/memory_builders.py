@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 from nexus_memory.core.ids import stable_id
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.embed import embed_pending, get_embedder
+from nexus_memory.embeddings.model import get_embedder
+from nexus_memory.embeddings.step import embed_pending
 from nexus_memory.events.ledger import RawRecord, ingest
 from nexus_memory.identity import store as identity
 

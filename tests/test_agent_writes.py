@@ -15,9 +15,12 @@ import pytest
 from nexus_memory.agents.tools import call_tool
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings import embed as embeddings
-from nexus_memory.embeddings.embed import DEFAULT_MODEL, Embedder, IndexModelMismatch, get_embedder, rebuild_index
+from nexus_memory.embeddings import model as embedding_model
+from nexus_memory.embeddings import step
+from nexus_memory.embeddings.model import DEFAULT_MODEL, Embedder, get_embedder
 from nexus_memory.embeddings.query_encoder import PARITY_MIN_COSINE
+from nexus_memory.embeddings.step import rebuild_index
+from nexus_memory.embeddings.vectors.vec0 import IndexModelMismatch
 from nexus_memory.identity import store as identity
 from nexus_memory.pipeline.layers import run_layer
 from nexus_memory.recall import keyword
@@ -120,7 +123,7 @@ def test_a_failed_embedding_keeps_the_fact_pending_for_the_pipeline(
     def broken(*_args: object) -> None:
         raise RuntimeError("model files unreadable\n(disk error)")
 
-    monkeypatch.setattr(embeddings, "embed_facts_now", broken)
+    monkeypatch.setattr(step, "embed_facts_now", broken)
     fake = FakeEmbedder()
     made = call_tool(stores, "remember_fact", {"text": "The spare key is under the blue flowerpot"}, embedder=fake)
     effects = made["side_effects"]
@@ -162,7 +165,7 @@ def test_a_write_is_stored_through_the_checked_export_with_the_pipelines_vector(
     def no_torch(name: str) -> None:
         raise AssertionError(f"loaded {name} with torch for a single write")
 
-    monkeypatch.setattr(embeddings, "_load_model", no_torch)
+    monkeypatch.setattr(embedding_model, "_load_model", no_torch)
     pipeline = Embedder(DEFAULT_MODEL, checked_export.model, query_backend="torch")
     for text in WRITES:
         made = call_tool(stores, "remember_fact", {"text": text}, embedder=fresh)

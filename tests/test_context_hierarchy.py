@@ -8,7 +8,8 @@ import pytest
 from nexus_memory.agents.tools import call_tool
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.tokens import estimate_tokens
-from nexus_memory.embeddings.embed import embed_pending, get_embedder
+from nexus_memory.embeddings.model import get_embedder
+from nexus_memory.embeddings.step import embed_pending
 from nexus_memory.injection.context import get_context
 from nexus_memory.injection.pack import build_context
 from nexus_memory.mental_models import create_model

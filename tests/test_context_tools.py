@@ -86,12 +86,12 @@ def test_context_stays_silent_on_a_prompt_about_strangers(stores: Stores, memory
 
 
 def test_context_with_the_real_model(stores: Stores, memory: dict[str, str]) -> None:
-    from nexus_memory.embeddings import embed as embeddings
+    from nexus_memory.embeddings import model, step
 
-    embedder = embeddings.get_embedder()  # the bundled model is a dependency: missing it is a failure
+    embedder = model.get_embedder()  # the bundled model is a dependency: missing it is a failure
     stores.conn.execute("DELETE FROM embeddings")
-    embeddings.rebuild_index(stores, embedder.model_name, embedder.dimension)
-    embeddings.embed_pending(stores, embedder)
+    step.rebuild_index(stores, embedder.model_name, embedder.dimension)
+    step.embed_pending(stores, embedder)
     assert "allergic to peanuts" in get_context(
         stores, "Can I offer nut snacks to my guest?", session_id="now", strict=True
     )

@@ -13,7 +13,7 @@ import pytest
 
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.embed import EmbedStats
+from nexus_memory.embeddings.step import EmbedStats
 from nexus_memory.events.ledger import RawRecord, ingest
 from nexus_memory.events.partitions import Calendar, utc_today
 from nexus_memory.pipeline.layers import pending_events, pending_partitions
@@ -517,7 +517,8 @@ def test_facts_embedded_counts_only_vectors_of_the_active_model(settings: Settin
 
 def test_fact_vectors_current_check_warns_after_the_embedded_text_changed(settings: Settings) -> None:
     """What an operator sees when vectors predate a change of the embedded text: a warning naming the fix."""
-    from nexus_memory.embeddings.embed import embed_pending, get_embedder
+    from nexus_memory.embeddings.model import get_embedder
+    from nexus_memory.embeddings.step import embed_pending
 
     check = {c.node_def.name: c for c in defs.get_repository_def().asset_checks_defs_by_key.values()}
     fact_vectors_current = check["embeddings_fact_vectors_current"]
@@ -544,7 +545,8 @@ def test_fact_vectors_current_check_warns_after_the_embedded_text_changed(settin
 
 def test_reembed_job_recomputes_vectors_and_reports(settings: Settings) -> None:
     """The repair job an operator launches from the UI: vectors recomputed, counts in its metadata."""
-    from nexus_memory.embeddings.embed import embed_pending, get_embedder
+    from nexus_memory.embeddings.model import get_embedder
+    from nexus_memory.embeddings.step import embed_pending
     from nexus_memory_assets.maintenance import reembed_job
 
     with Stores(settings) as stores, stores.transaction():

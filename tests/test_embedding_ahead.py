@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nexus_memory.embeddings.ahead import START_AT_TEXTS, EmbeddingAhead
-from nexus_memory.embeddings.embed import get_embedder
+from nexus_memory.embeddings.model import get_embedder
 
 WORDS = [
     "atlas",

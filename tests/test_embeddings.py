@@ -9,21 +9,20 @@ import pytest
 
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings import embed as embeddings
-from nexus_memory.embeddings.embed import (
+from nexus_memory.embeddings import step
+from nexus_memory.embeddings.model import get_embedder
+from nexus_memory.embeddings.step import (
     EmbedStats,
-    IndexModelMismatch,
     StaleVectors,
     check_index_model,
     embed_pending,
     fact_embedding_text,
-    get_embedder,
     rebuild_index,
     reembed,
     stale_fact_vectors,
 )
 from nexus_memory.embeddings.vectors.index import VectorIndex
-from nexus_memory.embeddings.vectors.vec0 import index_state
+from nexus_memory.embeddings.vectors.vec0 import IndexModelMismatch, index_state
 from nexus_memory.events.ledger import append_event, parse_event
 
 FACTS = [
@@ -253,7 +252,7 @@ def test_fact_answering_a_question_is_embedded_with_it(stores: Stores) -> None:
     _add_facts(stores, [(f"f-{e}", f"fact {e}", "imessage", 1_000, "t1") for e in ("a", "more", "later")])
     for name, event_id in zip(("a", "more", "later"), events[1:], strict=True):
         stores.conn.execute("UPDATE facts SET source_event_id = ? WHERE id = ?", (event_id, f"f-{name}"))
-    texts = {row[0]: row[1] for row in embeddings._pending(stores.conn, "fact", "m", None)}
+    texts = {row[0]: row[1] for row in step._pending(stores.conn, "fact", "m", None)}
     assert texts["f-a"] == (
         "fact a\nNate: No, not really. Just keep their area clean. Want pics?\n"
         "Joanna: Cute turtles! Is it hard to take care of them?"

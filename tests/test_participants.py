@@ -6,13 +6,14 @@ import pytest
 
 from nexus_memory.agents.tools import call_tool
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings import embed as embeddings
+from nexus_memory.embeddings import model
 from nexus_memory.events.ledger import RawRecord, ingest
 from nexus_memory.events.partitions import ledger_days
 from nexus_memory.facts.offline_writer import OfflineWriter
 from nexus_memory.identity import store as identity
+from nexus_memory.identity.participant import Participant, parse_participant
 from nexus_memory.injection.context import get_context
-from nexus_memory.injection.participants import Participant, meant_names, parse_participant
+from nexus_memory.injection.participants import meant_names
 from nexus_memory.injection.relevance import is_evidence, read_prompt
 from nexus_memory.pipeline.layers import run_layers
 from tests.test_recall import add_entity, add_fact
@@ -108,7 +109,7 @@ def test_a_full_name_and_its_first_word_both_mean_the_participant(stores: Stores
 
 def test_get_context_tells_two_johns_apart(stores: Stores) -> None:
     _deliver(stores, "john-a", "John", JOHN_SAYS)
-    embedder = embeddings.get_embedder()
+    embedder = model.get_embedder()
     run_layers(stores, "chat", ledger_days(stores, "chat"), writer=OfflineWriter(), embedder=embedder)
     prompt = "What outdoor activities does John enjoy?"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nexus_memory.embeddings import embed as embeddings
+from nexus_memory.embeddings import model as embedding_model
 from nexus_memory.embeddings import query_encoder
-from nexus_memory.embeddings.embed import DEFAULT_MODEL, Embedder, get_embedder, model_location
+from nexus_memory.embeddings.model import DEFAULT_MODEL, Embedder, get_embedder, model_location
 
 QUERIES = [
     "Which company does Alice work for?",
@@ -130,9 +130,9 @@ def test_changed_export_is_not_trusted(model, own_cache: Path) -> None:
 
 def test_get_embedder_loads_nothing_when_an_export_is_checked(model, monkeypatch: pytest.MonkeyPatch) -> None:
     Embedder(DEFAULT_MODEL, model, query_backend="onnx").encode_query("make the export")
-    monkeypatch.setattr(embeddings, "_EMBEDDERS", {})
+    monkeypatch.setattr(embedding_model, "_EMBEDDERS", {})
     loads: list[str] = []
-    monkeypatch.setattr(embeddings, "_load_model", lambda name: loads.append(name) or model)
+    monkeypatch.setattr(embedding_model, "_load_model", lambda name: loads.append(name) or model)
     embedder = get_embedder()
     assert embedder.dimension == 384 and embedder._model is None
     embedder.encode_query("still no model")

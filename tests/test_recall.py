@@ -214,7 +214,7 @@ def add_mental_model(
 
 
 def embed_all(stores: Stores, embedder: object) -> None:
-    from nexus_memory.embeddings.embed import embed_pending
+    from nexus_memory.embeddings.step import embed_pending
 
     embed_pending(stores, embedder, target_types=("fact", "observation", "mental_model", "entity"))
 
@@ -708,10 +708,10 @@ def test_long_query_stays_fast(stores: Stores, embedded: dict[str, str], fake: F
 
 
 def test_real_embedder_paraphrase(stores: Stores, world: dict[str, str]) -> None:
-    from nexus_memory.embeddings import embed as embeddings
+    from nexus_memory.embeddings import model, step
 
-    embedder = embeddings.get_embedder()  # the bundled model is a dependency: missing it is a failure
-    embeddings.embed_pending(stores, embedder, target_types=("fact", "observation", "mental_model"))
+    embedder = model.get_embedder()  # the bundled model is a dependency: missing it is a failure
+    step.embed_pending(stores, embedder, target_types=("fact", "observation", "mental_model"))
     response = recall(stores, "Who is Tyler's employer?", scope=["facts"], budget="low")  # default embedder
     assert response.results[0].id == world["job"]
     hurt = recall(stores, "leg injury while walking in the mountains", scope=["facts"], budget="low", embedder=embedder)

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.embed import IndexModelMismatch, rebuild_index
+from nexus_memory.embeddings.step import rebuild_index
 from nexus_memory.embeddings.vectors.index import VectorIndex
 from nexus_memory.embeddings.vectors.ivf import current_generation
+from nexus_memory.embeddings.vectors.vec0 import IndexModelMismatch
 
 MODEL, DIM = "test-model", 384
 PLATFORMS = ["gmail", "imessage", "discord"]

@@ -281,7 +281,7 @@ def script_text(name: str, data_dir: Path, command: list[str]) -> str:
 
 def export(stores: Stores, directory: Path) -> list[Path]:
     """Write the skills folder for these stores into `directory`; returns the files written."""
-    from nexus_memory.cli.app import installed_command
+    from nexus_memory.core.command import installed_command
 
     directory.mkdir(parents=True, exist_ok=True)
     data_dir = stores.data_dir.resolve()

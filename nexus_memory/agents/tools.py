@@ -39,12 +39,12 @@ from nexus_memory.agents.writes import fact_side_effects, last_entity_rowid
 from nexus_memory.core import db
 from nexus_memory.core.ids import day_of, now_ms, ulid
 from nexus_memory.core.stores import Stores
-from nexus_memory.core.textcheck import one_line, unicode_problem
+from nexus_memory.core.textcheck import MAX_PLATFORM_CHARS, one_line, unicode_problem
 from nexus_memory.core.tooling import Tool, ToolError, ToolRegistry, object_schema
-from nexus_memory.events.ledger import MAX_PLATFORM_CHARS
 from nexus_memory.facts.state import hidden_sql
 from nexus_memory.identity import store as identity
-from nexus_memory.injection.participants import MAX_PARTICIPANTS, Participant
+from nexus_memory.identity.participant import Participant
+from nexus_memory.injection.participants import MAX_PARTICIPANTS
 from nexus_memory.lifecycle import corrections
 from nexus_memory.lifecycle.forget import TARGET_KINDS, ForgetError, Target, forget_or_preview
 from nexus_memory.mental_models.narrative import configured_narrator

@@ -113,7 +113,8 @@ def name_overlaps(conn: Any, entity_id: str, normalized: str) -> list[tuple[str,
 
 def _embed(stores: Stores, fact_id: str, embedder: Any | None) -> dict[str, Any]:
     """Embed the fact with the index's model (the configured one for a store without an index yet)."""
-    from nexus_memory.embeddings.embed import embed_facts_now, get_embedder
+    from nexus_memory.embeddings.model import get_embedder
+    from nexus_memory.embeddings.step import embed_facts_now
     from nexus_memory.embeddings.vectors.vec0 import index_state
 
     try:

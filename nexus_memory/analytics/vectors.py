@@ -15,7 +15,7 @@ from nexus_memory.analytics.frame import Frame, Read
 from nexus_memory.analytics.model import Section, ratio
 from nexus_memory.analytics.source import StoreReader
 from nexus_memory.core.config import Settings
-from nexus_memory.embeddings.embed import stale_fact_vectors
+from nexus_memory.embeddings.step import stale_fact_vectors
 
 STALE_SAMPLE = 1_000
 

@@ -80,7 +80,8 @@ class _RandomModel:
 
 def build_store(settings: Settings, count: int, progress: Callable[[str], None]) -> dict[str, float]:
     """Ingest `count` synthetic events, build episodes, write synthetic writer output, embed; seconds per step."""
-    from nexus_memory.embeddings.embed import DEFAULT_MODEL, Embedder, embed_pending
+    from nexus_memory.embeddings.model import DEFAULT_MODEL, Embedder
+    from nexus_memory.embeddings.step import embed_pending
     from nexus_memory.episodes.grouping import build_episodes
 
     seconds: dict[str, float] = {}

@@ -30,7 +30,8 @@ from nexus_memory.core import db
 from nexus_memory.core.config import Settings, load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.ahead import EmbeddingAhead
-from nexus_memory.embeddings.embed import ENCODE_BATCH, Embedder, fact_embedding_texts, get_embedder, length_batches
+from nexus_memory.embeddings.model import ENCODE_BATCH, Embedder, get_embedder
+from nexus_memory.embeddings.step import fact_embedding_texts, length_batches
 from nexus_memory.events.ingest import ingest_file
 
 # What the pipeline callable returns: its wall seconds (`wall_s`), seconds per layer step ("events",

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from nexus_memory.cli.app import installed_command
+from nexus_memory.core.command import installed_command
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings import query_encoder
@@ -40,7 +40,7 @@ TARGET_S = 1.5
 
 def ensure_store(data_dir: Path, events: Path = SAMPLE_EVENTS) -> dict[str, int]:
     """A store with facts and vectors in `data_dir`: reused when it has them, else built from `events`."""
-    from nexus_memory.embeddings.embed import get_embedder
+    from nexus_memory.embeddings.model import get_embedder
     from nexus_memory.events.ingest import ingest_file
     from nexus_memory.events.partitions import ledger_days
     from nexus_memory.facts.offline_writer import OfflineWriter
@@ -168,7 +168,7 @@ def _checked(sample: dict[str, Any], name: str, backend: str) -> dict[str, Any]:
 
 def _export_ready(data_dir: Path) -> bool:
     """Whether a checked ONNX export of the store's index model exists already."""
-    from nexus_memory.embeddings.embed import model_location
+    from nexus_memory.embeddings.model import model_location
     from nexus_memory.embeddings.vectors.vec0 import index_state
 
     with Stores(load_settings(data_dir=data_dir), readonly=True) as stores:

@@ -30,7 +30,8 @@ from nexus_memory.bench.locomo import CATEGORIES, normalise_evidence
 from nexus_memory.core import db
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.embed import embed_pending, get_embedder
+from nexus_memory.embeddings.model import get_embedder
+from nexus_memory.embeddings.step import embed_pending
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.importers import read_records
 from nexus_memory.events.ledger import ingest

@@ -41,14 +41,14 @@ import numpy as np
 from nexus_memory.core import db
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.embed import Embedder, get_embedder
+from nexus_memory.embeddings.model import Embedder, get_embedder
 from nexus_memory.events.importers import locomo, read_records
 from nexus_memory.events.ledger import ingest
 from nexus_memory.events.partitions import ledger_days
 from nexus_memory.facts.offline_writer import OfflineWriter
+from nexus_memory.identity.participant import Participant
 from nexus_memory.injection.context import get_context
 from nexus_memory.injection.pack import build_context
-from nexus_memory.injection.participants import Participant
 from nexus_memory.pipeline.layers import run_layers
 from nexus_memory.recall import recall
 from nexus_memory.recall.keyword import extract_terms, match_expression

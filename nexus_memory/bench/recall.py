@@ -34,7 +34,7 @@ import numpy as np
 from nexus_memory.core import db
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.embed import Embedder, get_embedder
+from nexus_memory.embeddings.model import Embedder, get_embedder
 from nexus_memory.embeddings.vectors.index import VectorIndex, embedding_id
 from nexus_memory.embeddings.vectors.ivf import build_ivf
 from nexus_memory.embeddings.vectors.vec0 import Filter, insert_vec_rows, to_blob

@@ -15,12 +15,6 @@ if TYPE_CHECKING:
     from nexus_memory_assets.pipeline import PipelineOutcome
 
 
-def installed_command() -> list[str]:
-    """How to start `nexus-memory` from another process: the script beside this interpreter, else `-m`."""
-    script = Path(sys.executable).with_name("nexus-memory")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "nexus_memory.cli"]
-
-
 def _print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
@@ -230,8 +224,8 @@ def _source_lines(wanted: bool, event_ids: list[str]) -> list[str]:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
+    from nexus_memory.identity.participant import parse_participant
     from nexus_memory.injection.context import get_context
-    from nexus_memory.injection.participants import parse_participant
 
     try:
         people = [parse_participant(text) for text in args.participant or []]
@@ -323,7 +317,8 @@ def cmd_failed(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild_index(args: argparse.Namespace) -> int:
-    from nexus_memory.embeddings.embed import get_embedder, rebuild_index, reembed
+    from nexus_memory.embeddings.model import get_embedder
+    from nexus_memory.embeddings.step import rebuild_index, reembed
 
     settings = load_settings()
     embedder = get_embedder(args.model or None, settings=settings)

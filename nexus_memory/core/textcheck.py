@@ -12,6 +12,10 @@ import reprlib
 import unicodedata
 from typing import Any
 
+# Bounds on a delivered identifier (an event's sender, a conversation's participant); the README states them.
+MAX_PLATFORM_CHARS = 64
+MAX_ID_CHARS = 256  # id, sender_id, sender_name, peer_id, thread_id, session_id
+
 _SHOW = reprlib.Repr()
 _SHOW.maxstring = 60
 _SHOW.maxother = 60

@@ -31,7 +31,7 @@ from typing import IO
 
 import numpy as np
 
-from nexus_memory.embeddings.embed import ENCODE_BATCH, Embedder, text_hash
+from nexus_memory.embeddings.model import ENCODE_BATCH, Embedder, text_hash
 from nexus_memory.embeddings.worker import frame
 
 log = logging.getLogger(__name__)

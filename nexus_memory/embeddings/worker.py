@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 from nexus_memory.core.config import load_settings
-from nexus_memory.embeddings.embed import ENCODE_BATCH, get_embedder
+from nexus_memory.embeddings.model import ENCODE_BATCH, get_embedder
 
 IDLE_EXIT_S = 60.0
 

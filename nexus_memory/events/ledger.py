@@ -18,7 +18,16 @@ from typing import Any
 from nexus_memory.core import db
 from nexus_memory.core.ids import day_of, now_ms
 from nexus_memory.core.stores import Stores
-from nexus_memory.core.textcheck import identifier_problem, json_type, one_line, safe_text, show, unicode_problem
+from nexus_memory.core.textcheck import (
+    MAX_ID_CHARS,
+    MAX_PLATFORM_CHARS,
+    identifier_problem,
+    json_type,
+    one_line,
+    safe_text,
+    show,
+    unicode_problem,
+)
 from nexus_memory.events.partitions import partition_key
 from nexus_memory.identity import store as identity
 
@@ -27,8 +36,6 @@ PEER_KINDS = ("dm", "group", "channel")
 MIN_MS = 0  # 1970-01-01
 MAX_MS = 4_102_444_800_000  # 2100-01-01
 # Bounds on what one record may hold (content's is Settings.max_content_chars); the README states them.
-MAX_PLATFORM_CHARS = 64
-MAX_ID_CHARS = 256  # id, sender_id, sender_name, peer_id, thread_id, session_id
 MAX_METADATA_CHARS = 100_000  # metadata as JSON
 MAX_METADATA_DEPTH = 32
 MAX_SOURCE_CHARS = 1_000  # the file path kept with each event and reject

@@ -18,16 +18,33 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from nexus_memory.core import db
 from nexus_memory.core.ids import now_ms, stable_id, ulid
-from nexus_memory.identity import merge_journal
+from nexus_memory.identity import merge_journal, writer_notes
+from nexus_memory.identity.entity import Entity
 from nexus_memory.identity.handles import EMAIL_RE, PHONE_RE, delivery_key, handle_type, names_another_handle
 
-if TYPE_CHECKING:
-    from nexus_memory.events.ledger import Event
+
+class Event(Protocol):
+    """What identity reads of a delivered message; a ledger event (`nexus_memory.events.ledger.Event`) is one."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def platform(self) -> str: ...
+    @property
+    def sender_id(self) -> str: ...
+    @property
+    def sender_name(self) -> str | None: ...
+    @property
+    def as_of(self) -> int: ...
+    @property
+    def direction(self) -> str: ...
+    @property
+    def session_id(self) -> str | None: ...
+
 
 AUTO_MERGE_THRESHOLD = 0.99
 AUTO_MERGE_TYPES = ("email", "phone")
@@ -39,15 +56,6 @@ OWNER_HANDLES_CONFIDENCE = 0.9
 
 class MergeError(RuntimeError):
     """A merge that cannot be applied (missing entity, self-merge, failed propagation)."""
-
-
-@dataclass(frozen=True)
-class Entity:
-    id: str
-    name: str
-    type: str
-    source: str
-    merged_into: str | None = None
 
 
 def normalize(name: str) -> str:
@@ -483,8 +491,6 @@ def resolve_candidate(conn: db.Connection, candidate_id: str, accept: bool) -> s
     The review is learned from in the same transaction: the writer's notes get a line saying who is
     (not) whom, and other pending candidates this review answers are closed (`_close_answered`).
     """
-    from nexus_memory.identity import writer_notes as notes  # the writer package reads identity; import it only here
-
     row = conn.execute("SELECT * FROM merge_candidates WHERE id = ?", (candidate_id,)).fetchone()
     if row is None:
         raise MergeError(f"no merge candidate {candidate_id}")
@@ -501,7 +507,7 @@ def resolve_candidate(conn: db.Connection, candidate_id: str, accept: bool) -> s
                     f"merge candidate {candidate_id}: a person already rejected merging these entities "
                     "(one side was merged with the other's rejected match since); reject it instead"
                 )
-        notes.record_review(conn, get_entity(conn, winner), get_entity(conn, loser), status, row["reason"])
+        writer_notes.record_review(conn, get_entity(conn, winner), get_entity(conn, loser), status, row["reason"])
         if accept:
             merge_entities(conn, winner, loser)
         conn.execute(

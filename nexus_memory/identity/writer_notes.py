@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from nexus_memory.core import db
 from nexus_memory.core.ids import now_ms, ulid
 from nexus_memory.core.textcheck import one_line, unicode_problem
-
-if TYPE_CHECKING:
-    from nexus_memory.identity.store import Entity
+from nexus_memory.identity.entity import Entity
 
 SUBTYPE = "writer_notes"
 NAME = "Writer notes"

@@ -34,8 +34,8 @@ from collections.abc import Sequence
 
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
+from nexus_memory.identity.participant import Participant
 from nexus_memory.injection.pack import ContextItem, build_context
-from nexus_memory.injection.participants import Participant
 from nexus_memory.recall.results import touch_results
 
 __all__ = ["format_context", "get_context", "latest_reflection"]

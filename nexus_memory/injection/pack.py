@@ -36,8 +36,8 @@ from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.tokens import estimate_tokens
 from nexus_memory.embeddings.vectors.vec0 import index_state
+from nexus_memory.identity.participant import Participant
 from nexus_memory.injection import relevance
-from nexus_memory.injection.participants import Participant
 from nexus_memory.observations.render import MemberFact, fact_line
 from nexus_memory.observations.store import fact_rows, fact_vectors
 from nexus_memory.observations.subjects import load_entities

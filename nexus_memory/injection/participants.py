@@ -21,9 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nexus_memory.core import db
-from nexus_memory.core.textcheck import identifier_problem, json_type
-from nexus_memory.events.ledger import MAX_ID_CHARS, MAX_PLATFORM_CHARS
 from nexus_memory.identity import store as identity
+from nexus_memory.identity.participant import Participant
 from nexus_memory.recall import keyword
 from nexus_memory.recall.query_entities import NAME_ALIASES, match_query_entities
 
@@ -31,34 +30,6 @@ from nexus_memory.recall.query_entities import NAME_ALIASES, match_query_entitie
 NAME_RUN = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*")
 _POSSESSIVE = re.compile(r"['’]s$")
 MAX_PARTICIPANTS = 16  # a group chat's worth; more are ignored
-
-
-@dataclass(frozen=True)
-class Participant:
-    """Someone in the conversation a prompt comes from: a delivered handle, and the name shown with it."""
-
-    platform: str
-    handle: str
-    name: str | None = None
-
-    def __post_init__(self) -> None:
-        """Checked as an event's sender is (one line says what is wrong), so a bad one reaches no SQL."""
-        fields = (("platform", self.platform, MAX_PLATFORM_CHARS), ("handle", self.handle, MAX_ID_CHARS))
-        for field, value, limit in (*fields, ("name", self.name, MAX_ID_CHARS)):
-            if value is None and field == "name":
-                continue
-            problem = identifier_problem(value, limit) if isinstance(value, str) else f"is a {json_type(value)}"
-            if problem:
-                raise ValueError(f"participant {field} {problem}")
-
-
-def parse_participant(text: str) -> Participant:
-    """'PLATFORM:HANDLE' or 'PLATFORM:HANDLE=NAME' (the CLI's form); ValueError says what is wrong."""
-    platform, colon, rest = text.partition(":")
-    handle, _, name = rest.partition("=") if "=" in rest else (rest, "", "")
-    if not colon or not platform.strip() or not handle.strip():
-        raise ValueError(f"participant {text!r}: expected PLATFORM:HANDLE or PLATFORM:HANDLE=NAME")
-    return Participant(platform.strip(), handle.strip(), name.strip() or None)
 
 
 @dataclass(frozen=True)

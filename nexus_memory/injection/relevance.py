@@ -63,7 +63,8 @@ from dataclasses import dataclass
 from nexus_memory.core import db
 from nexus_memory.core.calendar_words import MONTHS, WEEKDAYS
 from nexus_memory.core.textcheck import safe_text
-from nexus_memory.injection.participants import NAME_RUN, MeantNames, Participant, meant_names
+from nexus_memory.identity.participant import Participant
+from nexus_memory.injection.participants import NAME_RUN, MeantNames, meant_names
 from nexus_memory.recall import keyword
 from nexus_memory.recall.query_entities import match_query_entities
 from nexus_memory.recall.results import RecallResult

@@ -120,7 +120,7 @@ def _description(
 def _embed(stores: Stores, embedder: Any) -> None:
     """Vectors for new model versions, so recall(scope=mental_models) finds them (skipped without a model)."""
     if embedder is not None:
-        from nexus_memory.embeddings.embed import embed_pending
+        from nexus_memory.embeddings.step import embed_pending
 
         embed_pending(stores, embedder, target_types=("mental_model",))
 

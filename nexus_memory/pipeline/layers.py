@@ -18,7 +18,8 @@ from typing import Any
 
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.ahead import EmbeddingAhead, ahead_for
-from nexus_memory.embeddings.embed import Embedder, embed_pending, unembedded_fact_texts
+from nexus_memory.embeddings.model import Embedder
+from nexus_memory.embeddings.step import embed_pending, unembedded_fact_texts
 from nexus_memory.embeddings.vectors.vec0 import index_state
 from nexus_memory.episodes.grouping import DEFINITIONS, WRITER_DEFINITION, build_episodes
 from nexus_memory.events.partitions import partition_key

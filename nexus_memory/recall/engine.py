@@ -53,7 +53,7 @@ from nexus_memory.recall.strategies import (
 from nexus_memory.recall.timeparse import parse_time_window
 
 if TYPE_CHECKING:
-    from nexus_memory.embeddings.embed import Embedder
+    from nexus_memory.embeddings.model import Embedder
 
 # TOOL_PLATFORM is read from here by the agent tools.
 __all__ = ["BUDGETS", "SCOPES", "TOOL_PLATFORM", "Budget", "RecallResponse", "recall", "resolve_entity"]

@@ -37,7 +37,7 @@ from nexus_memory.recall.fusion import Ranked, result_key
 from nexus_memory.recall.query_entities import MAX_QUERY_ENTITIES, terms_besides_names, without_names
 
 if TYPE_CHECKING:
-    from nexus_memory.embeddings.embed import Embedder
+    from nexus_memory.embeddings.model import Embedder
     from nexus_memory.embeddings.vectors.index import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ def default_embedder(stores: Stores) -> Embedder | None:
     model that cannot be loaded here disables the semantic strategy (logged once per process).
     """
     try:
-        from nexus_memory.embeddings.embed import get_embedder
+        from nexus_memory.embeddings.model import get_embedder
         from nexus_memory.embeddings.vectors.vec0 import index_state
     except ImportError:
         return None

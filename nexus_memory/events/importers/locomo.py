@@ -19,7 +19,7 @@ from nexus_memory.core.calendar_words import month_number
 from nexus_memory.core.textcheck import show
 from nexus_memory.events.importers.documents import conversation_reject, identifier, item_record, read_conversations
 from nexus_memory.events.ledger import InvalidRecord, RawRecord
-from nexus_memory.injection.participants import Participant
+from nexus_memory.identity.participant import Participant
 
 PLATFORM = "locomo"
 SESSION_KEY = re.compile(r"session_([0-9]{1,6})")
