@@ -17,7 +17,6 @@ import dagster as dg
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.step import StaleVectors, stale_fact_vectors
 from nexus_memory.events.partitions import partition_key
-from nexus_memory.facts.run import FailedEpisode, failed_episodes
 from nexus_memory.pipeline.invariants import (
     active_model,
     episode_events_without_event,
@@ -32,6 +31,7 @@ from nexus_memory.pipeline.invariants import (
     overlapping_episodes,
     vectors_missing_from_index,
 )
+from nexus_memory.writer.run import FailedEpisode, failed_episodes
 from nexus_memory_assets.assets import md_table
 from nexus_memory_assets.partitions import run_days
 from resources import StoresResource

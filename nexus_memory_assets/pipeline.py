@@ -21,8 +21,8 @@ import sqlalchemy.exc
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.events.partitions import Calendar, platform_batches, split_partition_key
-from nexus_memory.facts.run import FailedEpisode, failed_episodes
 from nexus_memory.pipeline.layers import pending_events, pending_partitions
+from nexus_memory.writer.run import FailedEpisode, failed_episodes
 from nexus_memory_assets.consolidation import ConsolidationOutcome, run_consolidation
 from nexus_memory_assets.definitions import build_definitions
 from nexus_memory_assets.partitions import encode_platform, pipeline_run_tags, platform_partitions

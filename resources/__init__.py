@@ -17,7 +17,7 @@ import dagster as dg
 from nexus_memory.core.config import Settings, load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.model import Embedder, get_embedder
-from nexus_memory.facts.base import EpisodeWriter
+from nexus_memory.writer.base import EpisodeWriter
 
 # Settings a resource may override. The API key is left out on purpose: resource config is shown
 # in the UI, so it always comes from OPENAI_API_KEY.
@@ -82,10 +82,10 @@ class WriterResource(_SettingsResource):
     def get_writer(self) -> EpisodeWriter:
         settings = self.settings()
         if settings.llm_enabled:
-            from nexus_memory.facts.llm_writer import LLMWriter
+            from nexus_memory.writer.llm import LLMWriter
 
             return LLMWriter.from_settings(settings)
-        from nexus_memory.facts.offline_writer import OfflineWriter
+        from nexus_memory.writer.offline_writer import OfflineWriter
 
         return OfflineWriter()
 

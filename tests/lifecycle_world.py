@@ -17,9 +17,9 @@ from nexus_memory.embeddings.step import embed_pending
 from nexus_memory.embeddings.vectors.ivf import build_ivf
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.ledger import RawRecord, ingest
-from nexus_memory.facts.offline_writer import OfflineWriter
-from nexus_memory.facts.run import process_partition
 from nexus_memory.lifecycle import reconsolidate
+from nexus_memory.writer.offline_writer import OfflineWriter
+from nexus_memory.writer.run import process_partition
 
 T0 = 1_714_557_600  # 2024-05-01 10:00 UTC, in seconds
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from nexus_memory.core.calendar_words import month_number
 from nexus_memory.events.importers.locomo import parse_session_date
-from nexus_memory.facts.extractor import annotate_relative_dates, explicit_date
 from nexus_memory.recall.timeparse import parse_time_window
+from nexus_memory.writer.extractor import annotate_relative_dates, explicit_date
 
 MAY_8 = int(datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp() * 1000)
 

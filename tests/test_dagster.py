@@ -442,7 +442,7 @@ def test_facts_have_provenance_blocks_embedding(settings: Settings) -> None:
 
 def _failing_writer_for_event_b(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     """Make the offline writer fail on episodes starting with an event whose id ends in 'b'; returns the undo."""
-    from nexus_memory.facts.offline_writer import OfflineWriter
+    from nexus_memory.writer.offline_writer import OfflineWriter
 
     original = OfflineWriter.write
 

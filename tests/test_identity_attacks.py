@@ -19,13 +19,13 @@ import pytest
 from nexus_memory.core.stores import Stores
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.ledger import RawRecord, ingest, parse_event
-from nexus_memory.facts.base import EpisodeInput
-from nexus_memory.facts.llm_writer import render_episode
-from nexus_memory.facts.offline_writer import OfflineWriter
-from nexus_memory.facts.run import process_partition
-from nexus_memory.facts.tools import WriterTools
 from nexus_memory.identity import store as identity
 from nexus_memory.recall import recall
+from nexus_memory.writer.base import EpisodeInput
+from nexus_memory.writer.llm import render_episode
+from nexus_memory.writer.offline_writer import OfflineWriter
+from nexus_memory.writer.run import process_partition
+from nexus_memory.writer.tools import WriterTools
 
 DAY_1, DAY_2, DAY_3 = "2025-03-03", "2025-03-04", "2025-03-05"
 

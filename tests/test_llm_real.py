@@ -32,9 +32,9 @@ from nexus_memory.core.stores import Stores
 from nexus_memory.episodes.grouping import build_episodes, episode_events
 from nexus_memory.events.importers import jsonl
 from nexus_memory.events.ledger import RawRecord, ingest
-from nexus_memory.facts.llm_writer import LLMWriter
-from nexus_memory.facts.run import EpisodeOutcome, pending_episodes, process_partition
 from nexus_memory.pipeline.layers import pending_partitions
+from nexus_memory.writer.llm import LLMWriter
+from nexus_memory.writer.run import EpisodeOutcome, pending_episodes, process_partition
 
 pytestmark = pytest.mark.llm_real
 

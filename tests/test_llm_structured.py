@@ -15,13 +15,13 @@ from nexus_memory.bench.extract_llm import run_llm
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.events.ledger import Event
-from nexus_memory.facts.base import EpisodeInput, WriteResult, WriterFailure
-from nexus_memory.facts.llm_writer import LLMWriter
-from nexus_memory.facts.llm_writer import writer as llm_writer
-from nexus_memory.facts.llm_writer.validation import attribute
-from nexus_memory.facts.run import PartitionReport, write_events
-from nexus_memory.facts.tools import WriterTools
 from nexus_memory.identity import store as identity
+from nexus_memory.writer.base import EpisodeInput, WriteResult, WriterFailure
+from nexus_memory.writer.llm import LLMWriter
+from nexus_memory.writer.llm import writer as llm_writer
+from nexus_memory.writer.llm.validation import attribute
+from nexus_memory.writer.run import PartitionReport, write_events
+from nexus_memory.writer.tools import WriterTools
 from tests.fake_openai import FakeOpenAI, content, document, http_error, tool_calls
 from tests.test_llm_writer import ALICE, DAY, RECORDS, add_events, count, make_writer, record
 

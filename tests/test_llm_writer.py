@@ -12,9 +12,9 @@ from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.ledger import Event, RawRecord, ingest, parse_event, parse_timestamp
-from nexus_memory.facts.llm_writer import TOOL_NAMES, LLMWriter, calls_in_content, parse_arguments
-from nexus_memory.facts.run import pending_episodes, process_partition, write_events
-from nexus_memory.facts.tools import ToolError
+from nexus_memory.writer.llm import TOOL_NAMES, LLMWriter, calls_in_content, parse_arguments
+from nexus_memory.writer.run import pending_episodes, process_partition, write_events
+from nexus_memory.writer.tools import ToolError
 from tests.fake_openai import (
     FakeOpenAI,
     Reply,
@@ -229,8 +229,8 @@ def test_server_error_then_success(stores: Stores, fake: FakeOpenAI) -> None:
     fake.add(http_error(500), *one_fact("Alice started a job at Acme"))
     writer = make_writer(fake)
     with stores.transaction():
-        from nexus_memory.facts.base import EpisodeInput
-        from nexus_memory.facts.tools import WriterTools
+        from nexus_memory.writer.base import EpisodeInput
+        from nexus_memory.writer.tools import WriterTools
 
         result = writer.write(WriterTools(stores, "run1", writer=writer.name), EpisodeInput(None, events))
     assert "API error 500" in result.notes

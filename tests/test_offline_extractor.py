@@ -10,7 +10,7 @@ import pytest
 
 from nexus_memory.bench import extract as bench_extract
 from nexus_memory.events.ledger import Event
-from nexus_memory.facts.extractor import (
+from nexus_memory.writer.extractor import (
     EntityMention,
     Extraction,
     annotate_relative_dates,

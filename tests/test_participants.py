@@ -9,13 +9,13 @@ from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings import model
 from nexus_memory.events.ledger import RawRecord, ingest
 from nexus_memory.events.partitions import ledger_days
-from nexus_memory.facts.offline_writer import OfflineWriter
 from nexus_memory.identity import store as identity
 from nexus_memory.identity.participant import Participant, parse_participant
 from nexus_memory.injection.context import get_context
 from nexus_memory.injection.participants import meant_names
 from nexus_memory.injection.relevance import is_evidence, read_prompt
 from nexus_memory.pipeline.layers import run_layers
+from nexus_memory.writer.offline_writer import OfflineWriter
 from tests.test_recall import add_entity, add_fact
 from tests.test_relevance import _result
 

@@ -114,7 +114,7 @@ def _fingerprint(settings: Settings) -> dict[str, Any]:
 # Each kill point: (module, attribute owner, attribute, SIGKILL on the n-th call, before calling it).
 KILLS = [
     # Inside the third episode's transaction (the writer has begun; nothing of it may survive).
-    ("nexus_memory.facts.offline_writer", "OfflineWriter", "write", 3),
+    ("nexus_memory.writer.offline_writer", "OfflineWriter", "write", 3),
     # In the embeddings step, before its first batch of vectors is stored.
     ("nexus_memory.embeddings.vectors.index", "VectorIndex", "add", 1),
     # Between layers of the second platform's run (events done, episodes not started).

@@ -13,12 +13,12 @@ from nexus_memory.cli import app as cli
 from nexus_memory.core.ids import ulid
 from nexus_memory.core.stores import Stores
 from nexus_memory.events.ledger import Event, RawRecord, ingest, parse_event
-from nexus_memory.facts.llm_writer import LLMWriter
-from nexus_memory.facts.offline_writer import OfflineWriter
-from nexus_memory.facts.run import write_events
-from nexus_memory.facts.tools import WriterTools
 from nexus_memory.identity import store as identity
 from nexus_memory.identity import writer_notes as notes
+from nexus_memory.writer.llm import LLMWriter
+from nexus_memory.writer.offline_writer import OfflineWriter
+from nexus_memory.writer.run import write_events
+from nexus_memory.writer.tools import WriterTools
 from tests.fake_openai import FakeOpenAI, tool_calls
 
 T0 = 1_714_550_400_000  # 2024-05-01

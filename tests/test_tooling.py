@@ -12,8 +12,8 @@ from nexus_memory.agents.tools import REGISTRY as AGENT_TOOLS
 from nexus_memory.core.json_schema import validate
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.tooling import Tool, ToolError, ToolRegistry, object_schema, parse_arguments
-from nexus_memory.facts import tools as writer_tools
-from nexus_memory.facts.llm_writer.model_tools import OPENAI_TOOLS, WRITER_TOOLS, lenient
+from nexus_memory.writer import tools as writer_tools
+from nexus_memory.writer.llm.model_tools import OPENAI_TOOLS, WRITER_TOOLS, lenient
 
 JUNE_1 = int(datetime(2024, 6, 1, tzinfo=UTC).timestamp() * 1000)
 

@@ -7,9 +7,9 @@ import pytest
 from nexus_memory.core.stores import Stores
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.ledger import RawRecord, ingest
-from nexus_memory.facts.base import EpisodeInput, WriteResult
-from nexus_memory.facts.run import pending_episodes, process_partition
-from nexus_memory.facts.tools import ToolError, WriterTools
+from nexus_memory.writer.base import EpisodeInput, WriteResult
+from nexus_memory.writer.run import pending_episodes, process_partition
+from nexus_memory.writer.tools import ToolError, WriterTools
 
 T0 = 1_714_557_600
 

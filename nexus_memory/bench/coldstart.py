@@ -43,8 +43,8 @@ def ensure_store(data_dir: Path, events: Path = SAMPLE_EVENTS) -> dict[str, int]
     from nexus_memory.embeddings.model import get_embedder
     from nexus_memory.events.ingest import ingest_file
     from nexus_memory.events.partitions import ledger_days
-    from nexus_memory.facts.offline_writer import OfflineWriter
     from nexus_memory.pipeline.layers import run_layers
+    from nexus_memory.writer.offline_writer import OfflineWriter
 
     with Stores(load_settings(data_dir=data_dir)) as stores:
         counts = stores.counts()

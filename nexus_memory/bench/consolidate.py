@@ -35,13 +35,13 @@ from nexus_memory.embeddings.step import embed_pending
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.importers import read_records
 from nexus_memory.events.ledger import ingest
-from nexus_memory.facts.offline_writer import OfflineWriter
-from nexus_memory.facts.run import process_partition
 from nexus_memory.injection.pack import LAYERS, ContextItem, Recalled, fact_limit, pack, recall_layers
 from nexus_memory.mental_models import after_consolidation
 from nexus_memory.observations import consolidate
 from nexus_memory.observations.store import observation_summary
 from nexus_memory.observations.topics import content_words
+from nexus_memory.writer.offline_writer import OfflineWriter
+from nexus_memory.writer.run import process_partition
 
 BUDGETS = (400, 800, 1600)
 MODES = {"hierarchy": LAYERS, "facts": ("fact",)}

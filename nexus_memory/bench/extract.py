@@ -28,7 +28,7 @@ from typing import Any
 
 from nexus_memory.core.calendar_words import MONTHS
 from nexus_memory.events.ledger import Event
-from nexus_memory.facts.extractor import extract
+from nexus_memory.writer.extractor import extract
 
 CONTEXT_TURNS = 10  # earlier turns handed to `extract` as context (who "you" is, known names)
 

@@ -29,10 +29,10 @@ from nexus_memory.core.config import Settings, load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.events import ledger
 from nexus_memory.events.ledger import Event
-from nexus_memory.facts.base import EpisodeInput, EpisodeWriter, WriteResult, WriterFailure
-from nexus_memory.facts.extractor import extract
-from nexus_memory.facts.run import write_events
-from nexus_memory.facts.tools import WriterTools
+from nexus_memory.writer.base import EpisodeInput, EpisodeWriter, WriteResult, WriterFailure
+from nexus_memory.writer.extractor import extract
+from nexus_memory.writer.run import write_events
+from nexus_memory.writer.tools import WriterTools
 
 MAX_EXAMPLES = 12
 
@@ -96,7 +96,7 @@ def run_llm(
     data = json.loads(Path(path).read_text())
     episodes = bench_episodes(data, conversations=conversations, max_episodes=max_episodes, episode_turns=episode_turns)
     if writer is None:
-        from nexus_memory.facts.llm_writer import LLMWriter
+        from nexus_memory.writer.llm import LLMWriter
 
         writer = LLMWriter.from_settings(settings or load_settings(), **({"mode": mode} if mode else {}))
     turns = {e.id for episode in episodes for e in episode.events}

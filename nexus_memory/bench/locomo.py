@@ -45,13 +45,13 @@ from nexus_memory.embeddings.model import Embedder, get_embedder
 from nexus_memory.events.importers import locomo, read_records
 from nexus_memory.events.ledger import ingest
 from nexus_memory.events.partitions import ledger_days
-from nexus_memory.facts.offline_writer import OfflineWriter
 from nexus_memory.identity.participant import Participant
 from nexus_memory.injection.context import get_context
 from nexus_memory.injection.pack import build_context
 from nexus_memory.pipeline.layers import run_layers
 from nexus_memory.recall import recall
 from nexus_memory.recall.keyword import extract_terms, match_expression
+from nexus_memory.writer.offline_writer import OfflineWriter
 
 KS = (1, 5, 10, 20, 50)
 CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop", 5: "adversarial"}

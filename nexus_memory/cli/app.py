@@ -302,7 +302,7 @@ def _edited_notes(text: str, source: str | None) -> str:
 
 def cmd_failed(args: argparse.Namespace) -> int:
     from nexus_memory.events.partitions import split_partition_key
-    from nexus_memory.facts.run import failed_episodes
+    from nexus_memory.writer.run import failed_episodes
 
     with Stores(load_settings()) as stores:
         failed = failed_episodes(stores)

@@ -1,1 +1,1 @@
-"""Layer 3, facts: the writer (offline extractor and LLM), its tools, and the state a fact is in."""
+"""Layer 3, facts: the state a fact is in, and the rules every fact write obeys (writer and agents alike)."""

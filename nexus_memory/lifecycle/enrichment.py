@@ -18,12 +18,12 @@ from nexus_memory.core import db
 from nexus_memory.core.ids import now_ms, ulid
 from nexus_memory.core.stores import Stores
 from nexus_memory.facts import state
-from nexus_memory.facts.extractor import find_entities
-from nexus_memory.facts.extractor.names import NameBook
 from nexus_memory.facts.state import hidden_sql
-from nexus_memory.facts.tools import WriterTools
 from nexus_memory.identity import store as identity
 from nexus_memory.lifecycle import runs
+from nexus_memory.writer.extractor import find_entities
+from nexus_memory.writer.extractor.names import NameBook
+from nexus_memory.writer.tools import WriterTools
 
 MAX_LINKS = 1  # a fact with at most this many entity links is "few"
 PER_RUN = 5_000

@@ -23,9 +23,9 @@ from nexus_memory.embeddings.step import embed_pending, unembedded_fact_texts
 from nexus_memory.embeddings.vectors.vec0 import index_state
 from nexus_memory.episodes.grouping import DEFINITIONS, WRITER_DEFINITION, build_episodes
 from nexus_memory.events.partitions import partition_key
-from nexus_memory.facts.base import EpisodeWriter
-from nexus_memory.facts.run import EpisodeOutcome, FailedEpisode, failed_episodes, process_partition
 from nexus_memory.recall.filters import TOOL_PLATFORM
+from nexus_memory.writer.base import EpisodeWriter
+from nexus_memory.writer.run import EpisodeOutcome, FailedEpisode, failed_episodes, process_partition
 
 LAYERS = ("events", "episodes", "facts", "embeddings")
 

@@ -20,8 +20,8 @@ from nexus_memory.episodes.grouping import DEFINITIONS, WRITER_DEFINITION, episo
 from nexus_memory.events import ledger
 from nexus_memory.events.ledger import Event, row_to_event
 from nexus_memory.events.partitions import partition_key
-from nexus_memory.facts.base import EpisodeInput, EpisodeWriter, WriteResult
-from nexus_memory.facts.tools import WriterTools
+from nexus_memory.writer.base import EpisodeInput, EpisodeWriter, WriteResult
+from nexus_memory.writer.tools import WriterTools
 
 THREAD_CONTEXT_EVENTS = 20
 

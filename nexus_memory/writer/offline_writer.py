@@ -14,10 +14,10 @@ from dataclasses import replace
 from nexus_memory.core import db
 from nexus_memory.core.ids import now_ms, stable_id
 from nexus_memory.events.ledger import Event
-from nexus_memory.facts.base import EpisodeInput, WriteResult
-from nexus_memory.facts.extractor import EntityMention, Extraction, extract
-from nexus_memory.facts.tools import WriterTools
 from nexus_memory.identity import store as identity
+from nexus_memory.writer.base import EpisodeInput, WriteResult
+from nexus_memory.writer.extractor import EntityMention, Extraction, extract
+from nexus_memory.writer.tools import WriterTools
 
 DERIVED_KINDS = ("decision", "action_item", "commitment", "preference_stated", "correction")
 CONTACT_TYPES = {"email": "email", "phone": "phone", "handle": "handle"}

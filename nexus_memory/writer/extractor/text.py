@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from nexus_memory.facts.extractor.words import PLACES, WORD_RE
+from nexus_memory.writer.extractor.words import PLACES, WORD_RE
 
 if TYPE_CHECKING:
-    from nexus_memory.facts.extractor.names import NameBook
+    from nexus_memory.writer.extractor.names import NameBook
 
 
 def contains_word(text: str, word: str) -> bool:

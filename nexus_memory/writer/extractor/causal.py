@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from nexus_memory.facts.extractor.sentences import has_verb, is_clause, starts_with_subject
-from nexus_memory.facts.extractor.text import capitalise, finish
-from nexus_memory.facts.extractor.words import WORD_RE
+from nexus_memory.writer.extractor.sentences import has_verb, is_clause, starts_with_subject
+from nexus_memory.writer.extractor.text import capitalise, finish
+from nexus_memory.writer.extractor.words import WORD_RE
 
 # Causal cues inside a sentence: (regex, cause side, strength). "left"/"right" say which side is the cause.
 CAUSAL_INFIX: tuple[tuple[re.Pattern[str], str, float], ...] = (

@@ -20,9 +20,9 @@ from nexus_memory.core import db
 from nexus_memory.core.textcheck import show
 from nexus_memory.core.tooling import Tool, ToolError, ToolRegistry, object_schema
 from nexus_memory.events.ledger import Event, InvalidRecord, parse_timestamp
-from nexus_memory.facts.base import EpisodeInput
-from nexus_memory.facts.llm_writer.episode import event_refs
-from nexus_memory.facts.tools import WriterTools
+from nexus_memory.writer.base import EpisodeInput
+from nexus_memory.writer.llm.episode import event_refs
+from nexus_memory.writer.tools import WriterTools
 
 # -- lenient reading of a small model's arguments --------------------------------------------------
 _TIMES = frozenset({"as_of", "time_after", "time_before"})  # unix ms, unix seconds or ISO 8601 text

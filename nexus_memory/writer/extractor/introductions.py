@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from nexus_memory.facts.extractor.words import INTRO_STOP, NOT_NAMES, PLACES
+from nexus_memory.writer.extractor.words import INTRO_STOP, NOT_NAMES, PLACES
 
 # A name given in an introduction: "I'm Marcus", "my name is Marcus", "this is Marcus", "call me Marcus".
 INTRO_RE = re.compile(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from nexus_memory.facts.extractor.literals import EMAIL_RE, URL_RE
-from nexus_memory.facts.extractor.text import capitalise, finish
-from nexus_memory.facts.extractor.words import (
+from nexus_memory.writer.extractor.literals import EMAIL_RE, URL_RE
+from nexus_memory.writer.extractor.text import capitalise, finish
+from nexus_memory.writer.extractor.words import (
     ABBREVIATIONS,
     AUX_VERBS,
     CHATTER,
@@ -25,7 +25,7 @@ from nexus_memory.facts.extractor.words import (
 )
 
 if TYPE_CHECKING:
-    from nexus_memory.facts.extractor.names import NameBook
+    from nexus_memory.writer.extractor.names import NameBook
 
 # A shared photo as importers write it: "[shares a photo: a photo of a dog ...]".
 PHOTO_RE = re.compile(r"\[\s*shares?\s+(?:an?\s+)?(?:photo|image|picture)\s*:\s*(?P<caption>[^\]]+)\]", re.IGNORECASE)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 from nexus_memory.events.ledger import Event
 
 if TYPE_CHECKING:
-    from nexus_memory.facts.tools import WriterTools
+    from nexus_memory.writer.tools import WriterTools
 
 
 class WriterFailure(RuntimeError):

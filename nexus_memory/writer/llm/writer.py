@@ -24,13 +24,13 @@ from typing import Any
 import openai
 
 from nexus_memory.core.config import Settings
-from nexus_memory.facts.base import EpisodeInput, WriteResult, WriterFailure
-from nexus_memory.facts.llm_writer.episode import load_prompt, load_role_prompt
-from nexus_memory.facts.llm_writer.model_tools import undone_on_error
-from nexus_memory.facts.llm_writer.structured import StructuredExtractor
-from nexus_memory.facts.llm_writer.tool_loop import MAX_TOOL_ERRORS, ToolLoop, ToolLoopFailed, ToolStats
-from nexus_memory.facts.tools import WriterTools
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
+from nexus_memory.writer.base import EpisodeInput, WriteResult, WriterFailure
+from nexus_memory.writer.llm.episode import load_prompt, load_role_prompt
+from nexus_memory.writer.llm.model_tools import undone_on_error
+from nexus_memory.writer.llm.structured import StructuredExtractor
+from nexus_memory.writer.llm.tool_loop import MAX_TOOL_ERRORS, ToolLoop, ToolLoopFailed, ToolStats
+from nexus_memory.writer.tools import WriterTools
 
 log = logging.getLogger(__name__)
 

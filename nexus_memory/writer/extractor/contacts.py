@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from nexus_memory.facts.extractor.literals import EMAIL_RE, PHONE_RE
-from nexus_memory.facts.extractor.results import ContactStatement
-from nexus_memory.facts.extractor.words import STOPWORDS
+from nexus_memory.writer.extractor.literals import EMAIL_RE, PHONE_RE
+from nexus_memory.writer.extractor.results import ContactStatement
+from nexus_memory.writer.extractor.words import STOPWORDS
 
 # Contact info said about oneself or a named person: "my (new) email is X", "Sam's number is X".
 CONTACT_OWNED_RE = re.compile(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from nexus_memory.facts.extractor.literals import EMAIL_RE, HANDLE_RE, PHONE_RE, URL_RE
-from nexus_memory.facts.extractor.names import NameBook
-from nexus_memory.facts.extractor.results import EntityMention
-from nexus_memory.facts.extractor.text import contains_word
-from nexus_memory.facts.extractor.words import (
+from nexus_memory.writer.extractor.literals import EMAIL_RE, HANDLE_RE, PHONE_RE, URL_RE
+from nexus_memory.writer.extractor.names import NameBook
+from nexus_memory.writer.extractor.results import EntityMention
+from nexus_memory.writer.extractor.text import contains_word
+from nexus_memory.writer.extractor.words import (
     FILLER_WORDS,
     LOCATION_PREPOSITIONS,
     LOCATION_WORDS,

@@ -1,6 +1,6 @@
 """The rule-based extractor: facts, entities, causal pairs, contacts and introductions without an LLM.
 
-It is the offline writer's engine (`nexus_memory/facts/offline_writer.py`), the writer's fallback and
+It is the offline writer's engine (`nexus_memory/writer/offline_writer.py`), the writer's fallback and
 its fast path for backfills: deterministic, pure Python + `re`, no network. It follows the writer
 contract (docs/writer.md) as far as rules can: atomic facts as standalone sentences (first person
 resolved to the sender's name), entities with roles, conservative causal links ("false causal links
@@ -26,13 +26,13 @@ The word lists live in `words`, the result types in `results`. Everything here i
 English-only; the LLM writer is the quality path.
 """
 
-from nexus_memory.facts.extractor.contacts import find_contacts
-from nexus_memory.facts.extractor.dates import annotate_relative_dates, explicit_date
-from nexus_memory.facts.extractor.entities import find_entities
-from nexus_memory.facts.extractor.facts import extract
-from nexus_memory.facts.extractor.introductions import find_introductions
-from nexus_memory.facts.extractor.kinds import classify_kind
-from nexus_memory.facts.extractor.results import (
+from nexus_memory.writer.extractor.contacts import find_contacts
+from nexus_memory.writer.extractor.dates import annotate_relative_dates, explicit_date
+from nexus_memory.writer.extractor.entities import find_entities
+from nexus_memory.writer.extractor.facts import extract
+from nexus_memory.writer.extractor.introductions import find_introductions
+from nexus_memory.writer.extractor.kinds import classify_kind
+from nexus_memory.writer.extractor.results import (
     CausalPair,
     ContactStatement,
     EntityMention,
@@ -40,7 +40,7 @@ from nexus_memory.facts.extractor.results import (
     Extraction,
     NameIntroduction,
 )
-from nexus_memory.facts.extractor.sentences import split_compound, split_sentences
+from nexus_memory.writer.extractor.sentences import split_compound, split_sentences
 
 __all__ = [
     "CausalPair",

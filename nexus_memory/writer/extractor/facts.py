@@ -7,15 +7,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nexus_memory.events.ledger import Event
-from nexus_memory.facts.extractor.causal import CAUSAL_LINK_PREV, split_causal
-from nexus_memory.facts.extractor.contacts import find_contacts
-from nexus_memory.facts.extractor.dates import annotate_relative_dates, explicit_date
-from nexus_memory.facts.extractor.entities import find_entities, merge_mentions
-from nexus_memory.facts.extractor.introductions import INTRO_RE, find_introductions, intro_ok
-from nexus_memory.facts.extractor.kinds import classify_kind
-from nexus_memory.facts.extractor.names import NameBook
-from nexus_memory.facts.extractor.pronouns import resolve_pronouns
-from nexus_memory.facts.extractor.results import (
+from nexus_memory.writer.extractor.causal import CAUSAL_LINK_PREV, split_causal
+from nexus_memory.writer.extractor.contacts import find_contacts
+from nexus_memory.writer.extractor.dates import annotate_relative_dates, explicit_date
+from nexus_memory.writer.extractor.entities import find_entities, merge_mentions
+from nexus_memory.writer.extractor.introductions import INTRO_RE, find_introductions, intro_ok
+from nexus_memory.writer.extractor.kinds import classify_kind
+from nexus_memory.writer.extractor.names import NameBook
+from nexus_memory.writer.extractor.pronouns import resolve_pronouns
+from nexus_memory.writer.extractor.results import (
     CausalPair,
     ContactStatement,
     EntityMention,
@@ -23,7 +23,7 @@ from nexus_memory.facts.extractor.results import (
     Extraction,
     NameIntroduction,
 )
-from nexus_memory.facts.extractor.sentences import (
+from nexus_memory.writer.extractor.sentences import (
     clean_sentence,
     has_verb,
     is_clause,
@@ -35,7 +35,7 @@ from nexus_memory.facts.extractor.sentences import (
     split_sentences,
     supply_subject,
 )
-from nexus_memory.facts.extractor.text import capitalise, contains_word, finish, lower_first
+from nexus_memory.writer.extractor.text import capitalise, contains_word, finish, lower_first
 
 
 def extract(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from nexus_memory.facts.extractor.words import (
+from nexus_memory.writer.extractor.words import (
     ADVERBS,
     CONTRACTIONS,
     IRREGULAR_PAST,

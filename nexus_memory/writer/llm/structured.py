@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_memory.core.tooling import ToolError
-from nexus_memory.facts.base import EpisodeInput
-from nexus_memory.facts.llm_writer.episode import event_refs, render_episode, system_prompt
-from nexus_memory.facts.llm_writer.model_tools import ModelTools
-from nexus_memory.facts.llm_writer.validation import CLAIM_TYPES, ENTITY_TYPES, EpisodeView, Plan, PlannedFact, validate
-from nexus_memory.facts.tools import WriterTools
 from nexus_memory.identity import store as identity
 from nexus_memory.llm.client import Budget, LLMClient, Usage
+from nexus_memory.writer.base import EpisodeInput
+from nexus_memory.writer.llm.episode import event_refs, render_episode, system_prompt
+from nexus_memory.writer.llm.model_tools import ModelTools
+from nexus_memory.writer.llm.validation import CLAIM_TYPES, ENTITY_TYPES, EpisodeView, Plan, PlannedFact, validate
+from nexus_memory.writer.tools import WriterTools
 
 SCHEMA_NAME = "episode_memory"
 # Bounds of the sent schema: under a grammar they also stop a small model that repeats itself.

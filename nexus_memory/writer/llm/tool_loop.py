@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_memory.core.tooling import ToolError, parse_arguments
-from nexus_memory.facts.base import EpisodeInput
-from nexus_memory.facts.llm_writer.episode import render_episode, system_prompt
-from nexus_memory.facts.llm_writer.model_tools import OPENAI_TOOLS, TOOL_NAMES, ModelTools, undone_on_error
-from nexus_memory.facts.tools import WriterTools
 from nexus_memory.llm.client import RETRY_TEMPERATURE, Budget, LLMClient, LLMError, Usage, clip
+from nexus_memory.writer.base import EpisodeInput
+from nexus_memory.writer.llm.episode import render_episode, system_prompt
+from nexus_memory.writer.llm.model_tools import OPENAI_TOOLS, TOOL_NAMES, ModelTools, undone_on_error
+from nexus_memory.writer.tools import WriterTools
 
 log = logging.getLogger(__name__)
 

@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 from importlib import resources
 
 from nexus_memory.events.ledger import Event
-from nexus_memory.facts.base import EpisodeInput
-from nexus_memory.facts.tools import WriterTools
 from nexus_memory.identity import store as identity
 from nexus_memory.identity import writer_notes
 from nexus_memory.llm.client import clip
+from nexus_memory.writer.base import EpisodeInput
+from nexus_memory.writer.tools import WriterTools
 
 MAX_EVENT_CHARS = 8_000  # one new event's content in the prompt
 MAX_CONTEXT_CHARS = 500  # one context event's content in the prompt

@@ -31,14 +31,14 @@ from typing import Any
 
 from nexus_memory.core.tooling import ToolError
 from nexus_memory.events.ledger import Event
-from nexus_memory.facts.base import EpisodeInput
-from nexus_memory.facts.extractor import annotate_relative_dates, explicit_date, find_introductions, split_sentences
-from nexus_memory.facts.extractor.causal import CAUSAL_INFIX, CAUSAL_LINK_PREV, CAUSAL_PREFIX
-from nexus_memory.facts.extractor.pronouns import resolve_pronouns
-from nexus_memory.facts.extractor.text import lower_first
-from nexus_memory.facts.extractor.words import NOT_NAMES, STOPWORDS
-from nexus_memory.facts.llm_writer.model_tools import ModelTools
 from nexus_memory.identity import store as identity
+from nexus_memory.writer.base import EpisodeInput
+from nexus_memory.writer.extractor import annotate_relative_dates, explicit_date, find_introductions, split_sentences
+from nexus_memory.writer.extractor.causal import CAUSAL_INFIX, CAUSAL_LINK_PREV, CAUSAL_PREFIX
+from nexus_memory.writer.extractor.pronouns import resolve_pronouns
+from nexus_memory.writer.extractor.text import lower_first
+from nexus_memory.writer.extractor.words import NOT_NAMES, STOPWORDS
+from nexus_memory.writer.llm.model_tools import ModelTools
 
 ENTITY_TYPES = (
     "person",
