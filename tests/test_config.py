@@ -52,5 +52,5 @@ def test_the_writer_resource_follows_its_settings(settings: Settings) -> None:
     llm = replace(settings, llm_base_url="http://127.0.0.1:9/v1", llm_model="tiny", llm_timeout_s=7.0)
     writer = WriterResource.from_settings(llm).get_writer()
     assert writer.name == "llm:tiny"
-    assert writer.timeout_s == 7.0  # type: ignore[attr-defined]
+    assert writer.client.timeout_s == 7.0  # type: ignore[attr-defined]
     assert EmbedderResource.from_settings(llm).settings().llm_model == "tiny"

@@ -113,7 +113,7 @@ def test_llm_judges_and_a_bad_answer_is_retried_next_run(stores: Stores) -> None
         object.__setattr__(stores, "settings", settings)
         first = conflicts.detect_conflicts(stores)  # Paris: garbage; Berlin: contradicts Paris
         assert (first.detector, first.facts_checked, first.conflicts_found) == ("llm:fake", 2, 1)
-        assert len(first.failures) == 1 and "not JSON" in first.failures[0]
+        assert len(first.failures) == 1 and "not valid JSON" in first.failures[0]
         second = conflicts.detect_conflicts(stores)  # the fact that failed is looked at again
         assert second.facts_checked == 2 and not second.failures
         assert conflicts.detect_conflicts(stores).facts_checked == 0

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from nexus_memory.core.stores import Stores
-from nexus_memory.llm.json_call import JsonCallError, json_call
+from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
 from nexus_memory.observations import consolidate
 from nexus_memory.observations.llm import LLMConsolidator
 from tests.fake_openai import FakeOpenAI, content, http_error, sleep
@@ -39,8 +39,8 @@ def two_facts(stores: Stores) -> tuple[str, str]:
     return first, second
 
 
-def llm(server: FakeOpenAI, **kwargs: object) -> LLMConsolidator:
-    return LLMConsolidator(server.base_url, "fake-model", timeout_s=kwargs.pop("timeout_s", 5), **kwargs)  # type: ignore[arg-type]
+def llm(server: FakeOpenAI, *, timeout_s: float = 5, max_retries: int = 2) -> LLMConsolidator:
+    return LLMConsolidator(LLMClient(server.base_url, "fake-model", timeout_s=timeout_s), max_retries=max_retries)
 
 
 CREATE = {
@@ -107,7 +107,7 @@ def test_malformed_output_is_retried_with_the_reason(
     report = consolidate(stores, llm(server, max_retries=2))
     assert report.failed == 0 and report.observations_created == 1
     assert len(server.requests) == 3
-    assert "not JSON" in server.requests[1]["messages"][-1]["content"]  # told what was wrong
+    assert "not valid JSON" in server.requests[1]["messages"][-1]["content"]  # told what was wrong
     assert "f9" in server.requests[2]["messages"][-1]["content"]
     assert report.prompt_tokens == 100 + 200 + 200
 
@@ -129,7 +129,7 @@ def test_failures_write_nothing_and_are_rerun(
     server.add(bad(), bad())
     report = consolidate(stores, llm(server, max_retries=1, timeout_s=1))
     assert report.failed == 1 and report.failures[0]["fact_id"] == second
-    assert "gave up after 2 attempt(s)" in report.failures[0]["error"]
+    assert "gave up" in report.failures[0]["error"] and "after 2 attempt(s)" in report.failures[0]["error"]
     # Nothing half-written: no observation, no episode, the fact still pending, the reason on record.
     assert count(stores, "analysis_runs") == count(stores, "episodes") == count(stores, "observation_facts") == 0
     assert [r[0] for r in stores.conn.execute("SELECT id FROM facts WHERE is_consolidated = 0")] == [second]
@@ -158,12 +158,11 @@ def test_an_empty_answer_isolates_the_fact(stores: Stores, two_facts: tuple[str,
     )
 
 
-def test_json_call_strips_a_code_fence(server: FakeOpenAI) -> None:
-    import openai
-
-    client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+def test_a_json_document_in_a_code_fence_is_read(server: FakeOpenAI) -> None:
+    client = LLMClient(server.base_url, "m", timeout_s=5)
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
     server.add(content('```json\n{"ok": true}\n```'), content('{"ok": "yes"}'))
-    assert json_call(client, "m", [{"role": "user", "content": "?"}], "t", schema).value == {"ok": True}
-    with pytest.raises(JsonCallError, match="must be a boolean"):
-        json_call(client, "m", [{"role": "user", "content": "?"}], "t", schema)
+    ask = [{"role": "user", "content": "?"}]
+    assert client.structured_call(schema, ask, Budget(), Usage(), name="t", retries=0).data == {"ok": True}
+    with pytest.raises(LLMError, match="must be a boolean"):
+        client.structured_call(schema, ask, Budget(), Usage(), name="t", retries=0)

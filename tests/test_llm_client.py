@@ -1,7 +1,10 @@
-"""The shared LLM client: per-operation settings, Retry-After, JSON documents and the schema checker."""
+"""The one LLM client: per-operation settings, Retry-After, JSON documents, checks, the json_object fallback, and
+openai imported only at the first request."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 from email.utils import formatdate
 from time import time
@@ -73,8 +76,63 @@ def test_parse_json_document_forms() -> None:
 def test_each_llm_operation_takes_its_own_model() -> None:
     """NEXUS_LLM_MODEL_<OPERATION> picks the model of consolidation / reflection calls; NEXUS_LLM_MODEL otherwise."""
     from nexus_memory.core.config import load_settings
-    from nexus_memory.llm.json_call import llm_settings
 
     settings = load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="small", llm_model_consolidation="careful")
-    assert llm_settings(settings, "the consolidator", "consolidation")[1] == "careful"
-    assert llm_settings(settings, "the narrator", "reflection")[1] == "small"
+    assert LLMClient.for_operation(settings, "consolidation").model == "careful"
+    assert LLMClient.for_operation(settings, "reflection").model == "small"
+
+
+def test_a_check_rejects_an_answer_that_fits_the_schema_and_the_reason_goes_back() -> None:
+    schema = {"type": "object", "properties": {"ref": {"type": "string"}}, "required": ["ref"]}
+
+    def shown_only(answer: dict) -> None:
+        if answer["ref"] not in ("f1", "f2"):
+            raise ValueError(f"{answer['ref']} was not shown")
+
+    with FakeOpenAI([document({"ref": "f9"}), document({"ref": "f2"})]) as fake:
+        result = LLMClient(fake.base_url, "m").structured_call(
+            schema, [{"role": "user", "content": "which?"}], Budget(64), Usage(), retries=1, check=shown_only
+        )
+    assert (result.data, result.attempts) == ({"ref": "f2"}, 2)
+    assert "f9 was not shown" in fake.requests[1]["messages"][-1]["content"]
+
+
+def test_the_json_object_fallback_is_not_a_failed_attempt() -> None:
+    """A server that rejects json_schema is asked again in JSON mode, even by a call with no retries."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    with FakeOpenAI(
+        [http_error(400, "'json_schema' is not supported"), document({"n": 1}), document({"n": 2})]
+    ) as fake:
+        client = LLMClient(fake.base_url, "m")
+        ask = [{"role": "user", "content": "n?"}]
+        first = client.structured_call(schema, ask, Budget(64), Usage(), retries=0)
+        second = client.structured_call(schema, ask, Budget(64), Usage(), retries=0)
+    assert (first.data, first.attempts, second.data) == ({"n": 1}, 1, {"n": 2})
+    assert "json_object" in first.failures[0]
+    sent = [r["response_format"] for r in fake.requests]
+    assert sent[0] == {"type": "json_schema", "json_schema": {"name": "result", "schema": schema}}
+    assert sent[1:] == [{"type": "json_object"}, {"type": "json_object"}]  # the client remembers
+
+
+def test_strict_mode_is_asked_only_when_the_caller_says_so() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    ask = [{"role": "user", "content": "n?"}]
+    with FakeOpenAI([document({"n": 1}), document({"n": 1})]) as fake:
+        client = LLMClient(fake.base_url, "m")
+        client.structured_call(schema, ask, Budget(64), Usage())
+        client.structured_call(schema, ask, Budget(64), Usage(), strict=True)
+    assert [r["response_format"]["json_schema"].get("strict") for r in fake.requests] == [None, True]
+
+
+def test_the_modules_that_call_a_model_do_not_import_openai() -> None:
+    """openai is imported at the first request, so a cold CLI command (recall) does not pay for it."""
+    code = (
+        "import sys\n"
+        "import nexus_memory.lifecycle.conflicts, nexus_memory.lifecycle.reflection\n"
+        "import nexus_memory.mental_models.narrative, nexus_memory.observations.llm, nexus_memory.writer.llm\n"
+        "from nexus_memory.llm.client import LLMClient\n"
+        "LLMClient('http://127.0.0.1:9/v1', 'm')\n"
+        "print('openai' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -32,6 +32,7 @@ from nexus_memory.core.stores import Stores
 from nexus_memory.episodes.grouping import build_episodes, episode_events
 from nexus_memory.events.importers import jsonl
 from nexus_memory.events.ledger import RawRecord, ingest
+from nexus_memory.llm.client import LLMClient
 from nexus_memory.pipeline.layers import pending_partitions
 from nexus_memory.writer.llm import LLMWriter
 from nexus_memory.writer.run import EpisodeOutcome, pending_episodes, process_partition
@@ -267,10 +268,8 @@ def test_template_makes_llama_cpp_return_tool_calls(llama_server: str) -> None:
 def test_real_model_episodes_end_cleanly(llama_server: str, stores: Stores) -> None:
     """The tool loop: every episode ends cleanly, ok or failed with nothing written."""
     writer = LLMWriter(
-        llama_server,
-        "smollm2-135m",
+        LLMClient(llama_server, "smollm2-135m", timeout_s=REQUEST_TIMEOUT_S),
         mode="tools",
-        timeout_s=REQUEST_TIMEOUT_S,
         max_steps=6,
         max_retries=1,
         max_tokens=256,
@@ -280,7 +279,8 @@ def test_real_model_episodes_end_cleanly(llama_server: str, stores: Stores) -> N
 
 def test_real_model_structured_mode_writes_facts(llama_server: str, stores: Stores) -> None:
     """Structured mode: the grammar makes every answer a valid document, so episodes end ok with facts."""
-    writer = LLMWriter(llama_server, "smollm2-135m", mode="structured", timeout_s=REQUEST_TIMEOUT_S, max_retries=1)
+    client = LLMClient(llama_server, "smollm2-135m", timeout_s=REQUEST_TIMEOUT_S)
+    writer = LLMWriter(client, mode="structured", max_retries=1)
     outcomes = _run_episodes(stores, writer, _load_events(stores, built_in=True))
     ok = [o for o in outcomes if o.status == "ok"]
     assert ok, "no structured episode ended ok"

@@ -12,6 +12,7 @@ from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.ledger import Event, RawRecord, ingest, parse_event, parse_timestamp
+from nexus_memory.llm.client import LLMClient
 from nexus_memory.writer.llm import TOOL_NAMES, LLMWriter, calls_in_content, parse_arguments
 from nexus_memory.writer.run import pending_episodes, process_partition, write_events
 from nexus_memory.writer.tools import ToolError
@@ -70,10 +71,13 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def make_writer(fake: FakeOpenAI, **kwargs: Any) -> LLMWriter:
-    """A writer on the fake server; the tool loop unless a test asks for another mode."""
+    """A writer on the fake server; the tool loop unless a test asks for another mode. `timeout_s`,
+    `backoff_s` and `sleep` are the client's, the rest the writer's."""
     kwargs.setdefault("mode", "tools")
-    kwargs.setdefault("backoff_s", 0.01)
-    return LLMWriter(fake.base_url, "fake-model", timeout_s=kwargs.pop("timeout_s", 5), **kwargs)
+    client = {"timeout_s": 5, "backoff_s": 0.01} | {
+        k: kwargs.pop(k) for k in ("timeout_s", "backoff_s", "sleep") if k in kwargs
+    }
+    return LLMWriter(LLMClient(fake.base_url, "fake-model", **client), **kwargs)
 
 
 def finish(summary: str = "done", usage: tuple[int, int] = (100, 20)) -> Reply:
@@ -358,7 +362,8 @@ def test_from_settings(settings: Settings) -> None:
     writer = LLMWriter.from_settings(
         replace(settings, llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_timeout_s=7)
     )
-    assert (writer.name, writer.timeout_s, writer.client.openai.max_retries, writer.mode) == ("llm:m", 7, 0, "auto")
+    assert (writer.name, writer.mode) == ("llm:m", "auto")
+    assert (writer.client.timeout_s, writer.client.openai.max_retries) == (7, 0)
     assert writer.tool_loop.budget.total_tokens == settings.llm_budget_writer
     with pytest.raises(ValueError, match="NEXUS_LLM_MODE"):
         LLMWriter.from_settings(replace(settings, llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_mode="x"))

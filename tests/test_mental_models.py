@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from nexus_memory import cli
 from nexus_memory.agents.tools import call_tool
-from nexus_memory.cli import app as cli
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.mental_models import (
@@ -156,13 +156,14 @@ def test_cli_models(stores: Stores, alice: str, settings: Settings, monkeypatch,
 
 
 def test_with_an_llm_a_model_is_a_narrative_citing_its_facts(stores: Stores, alice: str) -> None:
+    from nexus_memory.llm.client import LLMClient
     from nexus_memory.mental_models.narrative import Narrator
     from tests.fake_openai import FakeOpenAI, content
 
     narrative = "Alice is training for the Berlin marathon [f1] and ran 30 km in June [f2]."
     good = content(json.dumps({"narrative": narrative, "cited": ["f1", "f2"]}), (300, 60))
     with FakeOpenAI([content(json.dumps({"narrative": "Alice runs [f9].", "cited": ["f9"]})), good]) as server:
-        narrator = Narrator(server.base_url, "fake-model", timeout_s=5)
+        narrator = Narrator(LLMClient(server.base_url, "fake-model", timeout_s=5))
         model = create_model(stores, "Alice's running", "How is Alice's marathon training going?", narrator=narrator)
         assert "not given" in server.requests[1]["messages"][-1]["content"]  # the bad citation was sent back
         assert narrative in model.description and "## Cited facts" in model.description
@@ -177,3 +178,23 @@ def test_with_an_llm_a_model_is_a_narrative_citing_its_facts(stores: Stores, ali
         server.add(content("nope"), content("still nope"))
         failing = create_model(stores, "Alice's work", "Where does Alice work?", narrator=narrator)
         assert failing.description.startswith("# Alice's work\nQuestion: Where does Alice work?\n\n## Who")
+
+
+def test_a_narrative_waits_out_a_busy_server_and_falls_back_to_json_object(stores: Stores, alice: str) -> None:
+    from nexus_memory.llm.client import LLMClient
+    from nexus_memory.mental_models.narrative import Narrator
+    from tests.fake_openai import FakeOpenAI, content, http_error
+
+    narrative = "Alice is training for the Berlin marathon [f1] and ran 30 km in June [f2]."
+    waits: list[float] = []
+    with FakeOpenAI(
+        [
+            http_error(429, "slow down", {"Retry-After": "2"}),
+            http_error(400, "response_format json_schema is not supported by this server"),
+            content(json.dumps({"narrative": narrative, "cited": ["f1", "f2"]})),
+        ]
+    ) as server:
+        narrator = Narrator(LLMClient(server.base_url, "fake-model", timeout_s=5, sleep=waits.append), max_retries=0)
+        model = create_model(stores, "Alice's running", "How is Alice's marathon training going?", narrator=narrator)
+    assert waits == [2.0] and narrative in model.description
+    assert [r["response_format"]["type"] for r in server.requests] == ["json_schema", "json_schema", "json_object"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_openai import FakeOpenAI, content
+from fake_openai import FakeOpenAI, content, http_error
 from lifecycle_world import build, message
 
 from nexus_memory.core.config import load_settings
@@ -69,6 +69,25 @@ def test_reflection_with_an_llm_is_prose_and_falls_back_on_a_bad_answer(stores: 
         )
         fallback = reflection.reflect(stores, now=now_ms() + 7 * DAY - 60_000)
     assert fallback.status == "written" and fallback.writer == "offline" and "insight" in fallback.failures[0]
+
+
+def test_reflection_waits_out_a_busy_server_and_falls_back_to_json_object(stores: Stores) -> None:
+    """The reflection goes through the one LLM client: a 429 is waited out (not a failed answer), and a
+    server without json_schema is asked again in JSON mode, within its single attempt."""
+    build(stores, the_messages())
+    insight = {"insight": "Ben settled into Lisbon and owes Ana a report."}
+    busy = http_error(429, "slow down", {"Retry-After": "0"})
+    no_schema = http_error(400, "response_format type 'json_schema' is not supported")
+    with FakeOpenAI([busy, no_schema, content(json.dumps(insight))]) as server:
+        object.__setattr__(
+            stores, "settings", load_settings(data_dir=stores.data_dir, llm_base_url=server.base_url, llm_model="m")
+        )
+        report = reflection.reflect(stores)
+    assert (report.status, report.writer, report.failures) == ("written", "llm:m", [])
+    formats = [request["response_format"]["type"] for request in server.requests]
+    assert formats == ["json_schema", "json_schema", "json_object"]
+    text = stores.conn.execute("SELECT description FROM mental_models WHERE id = ?", (report.mental_model_id,))
+    assert text.fetchone()[0] == insight["insight"]
 
 
 def bare_fact(stores: Stores, text: str) -> str:

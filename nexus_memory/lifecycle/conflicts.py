@@ -6,7 +6,7 @@ other visible facts about the entity it is about. Offline, a conflict is what a 
 at", a favorite), a different value, and different times; the earlier fact is the one superseded,
 whichever arrived first. Two people, two facts of one message, past or planned states, and facts stated
 at the same moment are never conflicts. With an LLM configured, the model is asked instead, once per
-new fact, about that entity's latest facts (one JSON-schema call).
+new fact, about that entity's latest facts (one `LLMClient.structured_call`).
 
 Resolution: the earlier fact keeps confidence 0.3 and records which fact supersedes it (fact_state),
 the pair goes into fact_conflicts, and what rests on both is marked stale so the observation can say
@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nexus_memory.core import db
-from nexus_memory.core.config import Settings
 from nexus_memory.core.ids import now_ms
 from nexus_memory.core.stores import Stores
 from nexus_memory.facts import state
@@ -29,7 +28,7 @@ from nexus_memory.facts.state import hidden_sql
 from nexus_memory.identity.store import normalize
 from nexus_memory.lifecycle import reconsolidate, runs
 from nexus_memory.lifecycle.statements import Statement, read_statement
-from nexus_memory.llm.json_call import JsonCallError, ask_json
+from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
 
 CANDIDATES_PER_ENTITY = 200  # earlier facts about an entity compared offline
 LLM_CANDIDATES = 20  # facts about an entity shown to the model
@@ -79,8 +78,9 @@ def detect_conflicts(
     now = now_ms() if now is None else now
     conn, settings = stores.conn, stores.settings
     llm = settings.llm_enabled if use_llm is None else use_llm
-    report = ConflictReport(detector=f"llm:{settings.llm_model_for('consolidation')}" if llm else "offline")
-    limit = LLM_FACTS_PER_RUN if llm and limit is None else limit
+    client = LLMClient.for_operation(settings, "consolidation") if llm else None
+    report = ConflictReport(detector=f"llm:{client.model}" if client else "offline")
+    limit = LLM_FACTS_PER_RUN if client and limit is None else limit
     watermark = runs.last_watermark(conn, "conflicts")
     report.watermark = watermark
     held_back: int | None = None
@@ -95,8 +95,8 @@ def detect_conflicts(
         for row in rows:
             fact = Fact(row[1], row[2], row[3], row[4])
             try:
-                found = _judge_llm(conn, settings, fact) if llm else find_conflicts(conn, fact)
-            except JsonCallError as exc:
+                found = _judge_llm(conn, client, fact) if client else find_conflicts(conn, fact)
+            except LLMError as exc:
                 report.failures.append(f"{fact.id}: {exc}")
                 held_back = row[0] - 1 if held_back is None else held_back
                 found = []
@@ -196,7 +196,7 @@ _SYSTEM = (
 )
 
 
-def _judge_llm(conn: db.Connection, settings: Settings, fact: Fact) -> list[Conflict]:
+def _judge_llm(conn: db.Connection, client: LLMClient, fact: Fact) -> list[Conflict]:
     """Ask the model which facts about the new fact's entities it contradicts (ids checked, times ordered)."""
     entities = [r[0] for r in conn.execute("SELECT entity_id FROM fact_entities WHERE fact_id = ?", (fact.id,))]
     shown: dict[str, tuple[Fact, str]] = {}
@@ -208,14 +208,19 @@ def _judge_llm(conn: db.Connection, settings: Settings, fact: Fact) -> list[Conf
         return []
     lines = [f"NEW ({_day(fact.as_of)}): {fact.text}", "EARLIER:"]
     lines += [f"- {f.id} ({_day(f.as_of)}): {f.text}" for f, _ in shown.values()]
-    answer = ask_json(settings, "conflicts", _SCHEMA, _SYSTEM, "\n".join(lines), operation="consolidation")
-    items = answer.get("contradicted")
-    if not isinstance(items, list):
-        raise JsonCallError("conflicts: 'contradicted' is not a list")
+    messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+    def names_only_shown_facts(answer: dict[str, Any]) -> None:
+        for item in answer["contradicted"]:
+            if item["fact_id"] not in shown:
+                raise ValueError(f"the answer names a fact it was not shown: {str(item)[:120]}")
+
+    # No retry: a fact the model failed on holds the watermark back, so the next run asks again.
+    result = client.structured_call(
+        _SCHEMA, messages, Budget(), Usage(), name="conflicts", retries=0, check=names_only_shown_facts
+    )
     found = []
-    for item in items:
-        if not isinstance(item, dict) or item.get("fact_id") not in shown:
-            raise JsonCallError(f"conflicts: the answer names a fact it was not shown: {str(item)[:120]}")
+    for item in result.data["contradicted"]:
         other, entity_id = shown[item["fact_id"]]
         if other.as_of == fact.as_of:
             continue

@@ -4,9 +4,10 @@ appends as "Weekly insight".
 It runs at most once per 6 days, and only when at least 3 facts arrived (were written to memory) in the
 last 7 days. Offline it is a deterministic digest of the week: the most active entities, what changed
 (conflicts found and corrections made), and the open action items, commitments and decisions. With an LLM
-configured, the model turns the same digest into a few sentences of prose (one JSON-schema call); if it
-fails, the digest is saved instead and the failure reported. Each reflection is a new version (parent_id)
-of the one before, so only the newest is current; mental models never decay.
+configured, the model turns the same digest into a few sentences of prose (one
+`LLMClient.structured_call`); if it fails, the digest is saved instead and the failure reported. Each
+reflection is a new version (parent_id) of the one before, so only the newest is current; mental models
+never decay.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from nexus_memory.core.ids import now_ms, ulid
 from nexus_memory.core.stores import Stores
 from nexus_memory.facts.state import hidden_sql
 from nexus_memory.lifecycle import runs
-from nexus_memory.llm.json_call import JsonCallError, ask_json
+from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
 
 DAY_MS = 86_400_000
 MIN_DAYS_BETWEEN = 6
@@ -72,7 +73,7 @@ def reflect(stores: Stores, *, now: int | None = None, use_llm: bool | None = No
             try:
                 text = _prose(stores, digest, text)
                 report.writer = f"llm:{settings.llm_model_for('reflection')}"
-            except JsonCallError as exc:
+            except LLMError as exc:
                 report.failures.append(str(exc))
         report.status = "written"
         report.mental_model_id = _save(conn, text, digest, previous[0] if previous else None, now)
@@ -178,11 +179,18 @@ MAX_PROSE_CHARS = 2_000
 
 
 def _prose(stores: Stores, digest: dict[str, Any], offline_text: str) -> str:
-    answer = ask_json(stores.settings, "reflection", _SCHEMA, _SYSTEM, offline_text, operation="reflection")
-    insight = answer.get("insight")
-    if not isinstance(insight, str) or not insight.strip():
-        raise JsonCallError("reflection: the answer has no insight text")
-    return " ".join(insight.split())[:MAX_PROSE_CHARS]
+    client = LLMClient.for_operation(stores.settings, "reflection")
+    messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": offline_text}]
+    # No retry: a failed reflection saves the digest instead and reports why.
+    result = client.structured_call(
+        _SCHEMA, messages, Budget(), Usage(), name="reflection", retries=0, check=_has_insight_text
+    )
+    return " ".join(result.data["insight"].split())[:MAX_PROSE_CHARS]
+
+
+def _has_insight_text(answer: dict[str, Any]) -> None:
+    if not answer["insight"].strip():
+        raise ValueError("the answer has no insight text")
 
 
 def _save(conn: db.Connection, text: str, digest: dict[str, Any], parent_id: str | None, now: int) -> str:

@@ -1,1 +1,1 @@
-"""Talking to an OpenAI-compatible server: one client for every LLM operation (writer, consolidation, reflection)."""
+"""Talking to an OpenAI-compatible server: one client (`client.LLMClient`) for every LLM operation."""

@@ -1,18 +1,23 @@
-"""One client for every LLM operation: chat completions and validated JSON-schema calls.
+"""The one LLM client, for every operation: chat completions and validated JSON-schema calls.
 
-Operations (the writer, consolidation, reflection, conflict checks) each get a model and a token
-budget from `Settings` (NEXUS_LLM_MODEL_<OPERATION>, NEXUS_LLM_BUDGET_<OPERATION>, falling back to
-NEXUS_LLM_MODEL). Two ways to call:
+The writer, consolidation, mental-model narratives, conflicts and reflection all talk to their
+OpenAI-compatible server through `LLMClient`; `LLMClient.for_operation(settings, operation)` is where
+an operation's endpoint comes from: NEXUS_LLM_BASE_URL, the operation's model
+(NEXUS_LLM_MODEL_<OPERATION>, else NEXUS_LLM_MODEL), OPENAI_API_KEY and NEXUS_LLM_TIMEOUT_S.
+Two ways to call:
 
 - `complete`: one chat completion. A 429 or 503 (and 502/504 or a dropped connection) is waited out
   and retried, honouring Retry-After; other errors raise `LLMError` at once, so the caller decides
   (the writer's tool loop rolls its attempt back and starts again).
 - `structured_call`: one request with `response_format = json_schema`, so servers that turn the
   schema into a grammar (llama.cpp, Ollama, vLLM, OpenAI strict mode) cannot return malformed output.
-  The answer is still parsed and checked against the schema, because other servers only try; a bad
-  answer is retried with the reason, then `LLMError` says what was wrong.
+  A server that rejects json_schema gets `json_object` from then on (the prompt describes the
+  document). The answer is still parsed, checked against the schema and by the caller's `check`,
+  because other servers only try; a bad answer is retried with the reason, then `LLMError` says
+  what was wrong.
 
-Tokens are counted into a `Usage` the caller owns, so a failure still reports what it cost.
+Tokens are counted into a `Usage` the caller owns, so a failure still reports what it cost. `openai`
+is imported at the first request: a CLI command that only might call a model does not pay for it.
 """
 
 from __future__ import annotations
@@ -23,13 +28,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from nexus_memory.core.config import Settings
 from nexus_memory.core.json_schema import validate
-from nexus_memory.llm.json_call import openai_client
+
+if TYPE_CHECKING:  # imported at the first request (module docstring)
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -152,24 +157,38 @@ class LLMClient:
         client: openai.OpenAI | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        self.base_url = base_url
         self.model = model
+        self.api_key = api_key or "not-needed"
         self.timeout_s = timeout_s
         self.wait_retries = wait_retries
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s
         self.sleep = sleep
-        # Retries are ours (the writer rolls back in between): the shared client never retries on its own.
-        self.openai = client or openai_client(base_url, api_key, timeout_s)
+        self._openai = client
         self.response_format = "json_schema"  # falls back to json_object once for servers without it
 
     @classmethod
     def for_operation(cls, settings: Settings, operation: str, **kwargs: Any) -> LLMClient:
-        """The client of one operation: NEXUS_LLM_BASE_URL, its model, OPENAI_API_KEY, NEXUS_LLM_TIMEOUT_S."""
+        """The client of one operation ('writer' | 'consolidation' | 'reflection'): NEXUS_LLM_BASE_URL, the
+        operation's model (NEXUS_LLM_MODEL_<OPERATION>, else NEXUS_LLM_MODEL), OPENAI_API_KEY, NEXUS_LLM_TIMEOUT_S."""
         model = settings.llm_model_for(operation)
         if not (settings.llm_base_url and model):
             raise ValueError(f"the LLM {operation} needs NEXUS_LLM_BASE_URL and NEXUS_LLM_MODEL")
         kwargs.setdefault("timeout_s", settings.llm_timeout_s)
         return cls(settings.llm_base_url, model, settings.llm_api_key, **kwargs)
+
+    @property
+    def openai(self) -> openai.OpenAI:
+        """The openai client, made at the first request."""
+        if self._openai is None:
+            import openai
+
+            # Retries are ours (the writer rolls back in between): the client never retries on its own.
+            self._openai = openai.OpenAI(
+                base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=0
+            )
+        return self._openai
 
     # -- one completion ----------------------------------------------------------------------
     def complete(
@@ -182,6 +201,8 @@ class LLMClient:
         **extra: Any,
     ) -> Any:
         """One chat completion's first choice; busy servers are waited for, other trouble raises LLMError."""
+        import openai
+
         for attempt in range(self.wait_retries + 1):
             try:
                 response = self.openai.chat.completions.create(
@@ -230,16 +251,22 @@ class LLMClient:
         retries: int = 2,
         temperature: float = 0.0,
         check_schema: dict[str, Any] | None = None,
+        check: Callable[[dict[str, Any]], object] | None = None,
+        strict: bool = False,
     ) -> StructuredResult:
         """Ask for one JSON document under `schema`; retry bad answers, then raise LLMError with the reasons.
 
         `check_schema` (default: `schema`) is what the answer is checked against; a caller may send a
         tighter schema (an enum of valid references, to steer grammar-constrained decoding) and check
         against a looser one, so that a wrong reference is the caller's to judge, not a failed call.
+        `check` judges a document that fits the schema (ids it was shown, ...): a ValueError rejects
+        the answer like a malformed one. `strict` asks OpenAI's strict mode, which needs a schema
+        whose objects list every property as required and allow no others.
         """
         failures: list[str] = []
         asked = list(messages)
-        for attempt in range(retries + 1):
+        attempt = 0
+        while attempt <= retries:
             budget.check(usage)
             try:
                 choice = self.complete(
@@ -247,16 +274,17 @@ class LLMClient:
                     usage,
                     max_tokens=budget.max_tokens,
                     temperature=temperature if attempt == 0 else max(temperature, RETRY_TEMPERATURE),
-                    response_format=self._response_format(schema, name),
+                    response_format=self._response_format(schema, name, strict),
                 )
-                data = self._document(choice, check_schema or schema, budget)
+                data = self._document(choice, check_schema or schema, budget, check)
             except LLMError as exc:
                 if exc.status == 400 and self.response_format == "json_schema" and _about_format(exc.reason):
-                    # An older server that knows only JSON mode: the schema stays in the prompt.
+                    # An older server that knows only JSON mode: this attempt again; the prompt describes the document.
                     self.response_format = "json_object"
                     failures.append(f"attempt {attempt + 1}: {exc.reason}; using json_object from now on")
                     continue
-                failures.append(f"attempt {attempt + 1}: {exc.reason}")
+                attempt += 1
+                failures.append(f"attempt {attempt}: {exc.reason}")
                 if exc.fatal:
                     break
                 if exc.answer:
@@ -272,16 +300,19 @@ class LLMClient:
                     ]
                 continue
             return StructuredResult(data, attempt + 1, failures)
-        raise LLMError(f"no valid {name} after {len(failures)} attempt(s): {' | '.join(failures)}", fatal=True)
+        raise LLMError(f"no valid {name} after {attempt} attempt(s): {' | '.join(failures)}", fatal=True)
 
-    def _response_format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
+    def _response_format(self, schema: dict[str, Any], name: str, strict: bool) -> dict[str, Any]:
         if self.response_format == "json_object":
             return {"type": "json_object"}
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+        json_schema = {"name": name, "schema": schema} | ({"strict": True} if strict else {})
+        return {"type": "json_schema", "json_schema": json_schema}
 
     @staticmethod
-    def _document(choice: Any, schema: dict[str, Any], budget: Budget) -> dict[str, Any]:
-        """The answer's JSON document if it fits the schema; LLMError (carrying the answer) otherwise."""
+    def _document(
+        choice: Any, schema: dict[str, Any], budget: Budget, check: Callable[[dict[str, Any]], object] | None
+    ) -> dict[str, Any]:
+        """The answer's JSON document if it fits the schema and `check`; LLMError (carrying the answer) otherwise."""
         text = choice.message.content or ""
         try:
             data = parse_json_document(text)
@@ -291,6 +322,11 @@ class LLMClient:
         errors = validate(schema, data, "$")[:MAX_SCHEMA_ERRORS]
         if errors:
             raise LLMError("does not fit the schema: " + "; ".join(errors), answer=text)
+        if check is not None:
+            try:
+                check(data)
+            except ValueError as exc:
+                raise LLMError(str(exc), answer=text) from None
         return data
 
 

@@ -1,8 +1,9 @@
 """With an LLM configured, a mental model is a narrative that cites its facts (one validated JSON call).
 
 The model gets the question, the offline structured report and the facts behind it as [f1], [f2], ...;
-it answers {"narrative": "...", "cited": ["f1", ...]}. A narrative citing a fact it was not given, or
-citing nothing while facts exist, is retried with the reason; a model that still fails leaves the
+it answers {"narrative": "...", "cited": ["f1", ...]} (`LLMClient.structured_call`: busy servers are
+waited out; a server without json_schema gets json_object). A narrative citing a fact it was not given,
+or citing nothing while facts exist, is retried with the reason; a model that still fails leaves the
 offline report in place (the failure is logged), so a refresh never ends with no report.
 
 The stored description ends with `<!-- basis: <hash> -->`, the hash of the offline report it was
@@ -14,14 +15,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nexus_memory.core.config import Settings
-from nexus_memory.llm.json_call import JsonCaller, JsonCallError, json_call
+from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
 from nexus_memory.observations.slots import day_month_year
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 
@@ -44,23 +42,31 @@ _REF = re.compile(r"\[(f\d+)\]")
 
 
 def configured_narrator(settings: Settings, *, offline: bool = False) -> Narrator | None:
-    """The writer's LLM as the narrator when one is configured (and not `offline`); else None (no narrative)."""
-    return Narrator.from_settings(settings) if settings.llm_enabled and not offline else None
+    """A narrator on the reflection LLM when one is configured (and not `offline`); else None (no narrative)."""
+    if offline or not settings.llm_enabled:
+        return None
+    return Narrator(LLMClient.for_operation(settings, "reflection"))
 
 
 def basis_marker(report_text: str) -> str:
     return f"<!-- basis: {hashlib.sha256(report_text.encode()).hexdigest()[:16]} -->"
 
 
-class Narrator(JsonCaller):
-    """Writes a model's narrative with the writer's LLM (see module docstring)."""
+class Narrator:
+    """Writes a model's narrative with the reflection LLM (see module docstring)."""
 
-    role = "the mental-model narrator"
-    operation = "reflection"
+    def __init__(self, client: LLMClient, *, max_retries: int = 1) -> None:
+        self.client = client
+        self.max_retries = max_retries
+        self.usage = Usage()  # every narrative this narrator asked for
 
-    def __init__(self, base_url: str, model: str, api_key: str = "not-needed", **kwargs: Any) -> None:
-        super().__init__(base_url, model, api_key, **kwargs)
-        self.prompt_tokens = self.completion_tokens = 0
+    @property
+    def prompt_tokens(self) -> int:
+        return self.usage.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.usage.completion_tokens
 
     def describe(
         self, name: str, question: str, report_text: str, facts: list[dict[str, Any]]
@@ -76,38 +82,35 @@ class Narrator(JsonCaller):
                 "content": f"Question: {question}\n\nReport:\n{report_text}\n\nFacts:\n{listing or '(none)'}",
             },
         ]
-        failures: list[str] = []
-        for _attempt in range(self.max_retries + 1):
-            try:
-                answer = json_call(self.client, self.model, messages, "mental_model", SCHEMA, timeout_s=self.timeout_s)
-            except JsonCallError as exc:
-                self.prompt_tokens += exc.prompt_tokens
-                self.completion_tokens += exc.completion_tokens
-                failures.append(exc.reason)
-                if exc.fatal:
-                    break
-                continue
-            self.prompt_tokens += answer.prompt_tokens
-            self.completion_tokens += answer.completion_tokens
-            narrative = answer.value["narrative"].strip()
-            cited = sorted({*answer.value["cited"], *_REF.findall(narrative)})
-            unknown = [ref for ref in cited if ref not in refs]
-            problem = (
-                f"it cites facts it was not given: {unknown}"
-                if unknown
-                else "it cites no fact"
-                if refs and not cited
-                else ""
+        try:
+            result = self.client.structured_call(
+                SCHEMA,
+                messages,
+                Budget(),
+                self.usage,
+                name="mental_model",
+                retries=self.max_retries,
+                check=lambda answer: _citations(answer, refs),
             )
-            if problem:
-                failures.append(problem)
-                messages = [*messages[:2], {"role": "user", "content": f"Your answer was invalid: {problem}. Again."}]
-                continue
-            return _render(name, question, narrative, [refs[r] for r in cited], cited, report_text), [
-                refs[r]["id"] for r in cited
-            ]
-        log.warning("mental model %r: narrative failed (%s); keeping the structured report", name, " | ".join(failures))
-        return report_text, []
+        except LLMError as exc:
+            log.warning("mental model %r: narrative failed (%s); keeping the structured report", name, exc.reason)
+            return report_text, []
+        narrative = result.data["narrative"].strip()
+        cited = _citations(result.data, refs)
+        description = _render(name, question, narrative, [refs[r] for r in cited], cited, report_text)
+        return description, [refs[r]["id"] for r in cited]
+
+
+def _citations(answer: dict[str, Any], refs: dict[str, dict[str, Any]]) -> list[str]:
+    """The refs a narrative cites (its list and its text); ValueError when it cites one it was not given,
+    or none while there are facts."""
+    cited = sorted({*answer["cited"], *_REF.findall(answer["narrative"])})
+    unknown = [ref for ref in cited if ref not in refs]
+    if unknown:
+        raise ValueError(f"it cites facts it was not given: {unknown}")
+    if refs and not cited:
+        raise ValueError("it cites no fact")
+    return cited
 
 
 def _render(

@@ -5,7 +5,8 @@ and related unassigned facts (f1, f2, ...), and answers {"actions": [...]}: crea
 each with a reason. An answer that is not valid JSON, breaks the schema, or names an observation or fact
 it was not shown is retried (the model is told what was wrong), up to `max_retries` times; then the
 fact fails with one line saying why, and nothing of it is written. A fact with nothing related is
-isolated without a call, as is small talk.
+isolated without a call, as is small talk. The call is `LLMClient.structured_call` (busy servers are
+waited out; a server without json_schema gets json_object).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from nexus_memory.llm.json_call import JsonCaller, JsonCallError, json_call
+from nexus_memory.core.config import Settings
+from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
 from nexus_memory.observations.actions import Action, ConsolidationFailed, Plan
 from nexus_memory.observations.duplicates import similar
 from nexus_memory.observations.slots import day_month_year
@@ -26,7 +28,6 @@ RELATED_OBSERVATION_SIM = 0.45  # centroid cosine for an observation to be shown
 RELATED_FACT_SIM = 0.55  # cosine for an unassigned fact to be shown
 SHOWN = 5  # observations and facts shown, each
 MAX_TEXT = 4_000  # characters of one observation
-RETRY_TEMPERATURE = 0.7
 
 SYSTEM_PROMPT = """You maintain observations: durable knowledge about one person or thing, synthesised from facts.
 You get one new fact, the existing observations about its subject (o1, o2, ...) and related earlier facts
@@ -79,25 +80,19 @@ class _Shown:
     facts: dict[str, FactInput]
 
 
-class LLMConsolidator(JsonCaller):
+class LLMConsolidator:
     """Consolidates each fact with one validated JSON call (see module docstring)."""
 
-    role = "the LLM consolidator"
-    operation = "consolidation"
+    def __init__(self, client: LLMClient, *, max_retries: int = 2, max_tokens: int = 1024) -> None:
+        self.client = client
+        self.name = f"llm:{client.model}"
+        self.max_retries = max_retries
+        self.budget = Budget(max_tokens)
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key: str = "not-needed",
-        *,
-        max_retries: int = 2,
-        max_tokens: int = 1024,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(base_url, model, api_key, max_retries=max_retries, **kwargs)
-        self.name = f"llm:{model}"
-        self.max_tokens = max_tokens
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> LLMConsolidator:
+        """The consolidator on the consolidation LLM (`LLMClient.for_operation`)."""
+        return cls(LLMClient.for_operation(settings, "consolidation"), **kwargs)
 
     def plan(self, fact: FactInput, view: EntityView) -> Plan:
         if not fact.durable:
@@ -109,46 +104,23 @@ class LLMConsolidator(JsonCaller):
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": render_input(fact, view, shown)},
         ]
-        prompt_tokens = completion_tokens = 0
-        failures: list[str] = []
-        for attempt in range(self.max_retries + 1):
-            try:
-                answer = json_call(
-                    self.client,
-                    self.model,
-                    messages,
-                    "observation_actions",
-                    ACTIONS_SCHEMA,
-                    temperature=0.0 if attempt == 0 else RETRY_TEMPERATURE,
-                    max_tokens=self.max_tokens,
-                    timeout_s=self.timeout_s,
-                )
-            except JsonCallError as exc:
-                prompt_tokens += exc.prompt_tokens
-                completion_tokens += exc.completion_tokens
-                failures.append(f"attempt {attempt + 1}: {exc.reason}")
-                if exc.fatal:
-                    break
-                if exc.reason.startswith("malformed output"):
-                    messages = [*messages[:2], {"role": "user", "content": f"{exc.reason}. Answer with the JSON only."}]
-                continue
-            prompt_tokens += answer.prompt_tokens
-            completion_tokens += answer.completion_tokens
-            try:
-                actions = to_actions(answer.value, shown, view)
-            except InvalidAnswer as exc:
-                failures.append(f"attempt {attempt + 1}: invalid answer: {exc}")
-                messages = [
-                    *messages[:2],
-                    {"role": "user", "content": f"Your answer was invalid: {exc}. Answer again."},
-                ]
-                continue
-            return Plan(actions, "model found nothing to keep" if not actions else "", prompt_tokens, completion_tokens)
-        raise ConsolidationFailed(
-            f"{self.name} gave up after {len(failures)} attempt(s): {' | '.join(failures)}",
-            prompt_tokens,
-            completion_tokens,
-        )
+        usage = Usage()
+        try:
+            result = self.client.structured_call(
+                ACTIONS_SCHEMA,
+                messages,
+                self.budget,
+                usage,
+                name="observation_actions",
+                retries=self.max_retries,
+                check=lambda value: to_actions(value, shown, view),
+            )
+        except LLMError as exc:
+            failure = f"{self.name} gave up: {exc.reason}"
+            raise ConsolidationFailed(failure, usage.prompt_tokens, usage.completion_tokens) from exc
+        actions = to_actions(result.data, shown, view)
+        isolated = "model found nothing to keep" if not actions else ""
+        return Plan(actions, isolated, usage.prompt_tokens, usage.completion_tokens)
 
 
 def related(fact: FactInput, view: EntityView) -> _Shown:

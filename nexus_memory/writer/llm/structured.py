@@ -125,6 +125,7 @@ class StructuredExtractor:
             retries=self.retries,
             temperature=self.temperature,
             check_schema=CHECK_SCHEMA,
+            strict=True,  # every object of the sent schema requires all its properties (`_object`)
         )
         model_tools = ModelTools(tools, episode)
         plan = validate(result.data, EpisodeView(model_tools, episode), max_facts=MAX_FACTS)

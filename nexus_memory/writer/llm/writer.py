@@ -17,11 +17,7 @@ Every episode's `WriteResult` says which mode wrote it (`mode`), why auto left t
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 from typing import Any
-
-import openai
 
 from nexus_memory.core.config import Settings
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
@@ -44,45 +40,27 @@ class LLMWriter:
 
     def __init__(
         self,
-        base_url: str,
-        model: str,
-        api_key: str = "not-needed",
+        client: LLMClient,
         *,
         mode: str = "auto",
-        timeout_s: float = 60,
         max_steps: int = 12,
         max_retries: int = 2,
-        client: openai.OpenAI | None = None,
         max_tool_errors: int = MAX_TOOL_ERRORS,
         temperature: float = 0.0,
         max_tokens: int = 1024,
         structured_max_tokens: int = STRUCTURED_MAX_TOKENS,
         token_budget: int = 0,
         role_prompt: str | None = None,
-        wait_retries: int = 4,
-        backoff_s: float = 1.0,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"NEXUS_LLM_MODE must be one of {', '.join(MODES)}, not {mode!r}")
         if max_steps < 1 or max_retries < 0:
             raise ValueError("max_steps must be >= 1 and max_retries >= 0")
-        self.model = model
+        self.client = client
         self.mode = mode
-        self.name = f"llm:{model}"
-        self.timeout_s = timeout_s
-        self.client = LLMClient(
-            base_url,
-            model,
-            api_key,
-            timeout_s=timeout_s,
-            wait_retries=wait_retries,
-            backoff_s=backoff_s,
-            client=client,
-            sleep=sleep,
-        )
+        self.name = f"llm:{client.model}"
         self.tool_loop = ToolLoop(
-            self.client,
+            client,
             Budget(max_tokens, token_budget),
             role_prompt or load_role_prompt(),
             max_steps=max_steps,
@@ -92,7 +70,7 @@ class LLMWriter:
             stop_when_broken=mode == "auto",
         )
         self.structured = StructuredExtractor(
-            self.client,
+            client,
             Budget(structured_max_tokens, token_budget),
             load_prompt("writer_structured"),
             retries=max_retries,
@@ -102,15 +80,11 @@ class LLMWriter:
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> LLMWriter:
-        """The writer for NEXUS_LLM_BASE_URL, NEXUS_LLM_MODEL(_WRITER), NEXUS_LLM_MODE, NEXUS_LLM_BUDGET_WRITER,
-        OPENAI_API_KEY and NEXUS_LLM_TIMEOUT_S."""
-        model = settings.llm_model_for("writer")
-        if not (settings.llm_base_url and model):
-            raise ValueError("the LLM writer needs NEXUS_LLM_BASE_URL and NEXUS_LLM_MODEL")
+        """The writer on the writer's LLM client (`LLMClient.for_operation`), in NEXUS_LLM_MODE, within
+        NEXUS_LLM_BUDGET_WRITER."""
         kwargs.setdefault("mode", settings.llm_mode)
         kwargs.setdefault("token_budget", settings.llm_budget_for("writer"))
-        kwargs.setdefault("timeout_s", settings.llm_timeout_s)
-        return cls(settings.llm_base_url, model, settings.llm_api_key, **kwargs)
+        return cls(LLMClient.for_operation(settings, "writer"), **kwargs)
 
     def write(self, tools: WriterTools, episode: EpisodeInput) -> WriteResult:
         """Write one episode in this writer's mode; WriterFailure (with its cost and mode) when none worked."""
