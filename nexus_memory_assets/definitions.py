@@ -1,8 +1,17 @@
-"""The code location: every asset, check, job and sensor of Nexus Memory, with their resources.
+"""The code location: every asset, check, job, schedule and sensor of Nexus Memory, with their resources.
 
-`build_definitions(settings)` is the one place they are put together; `defs` is what `make ui`
-loads (settings from the environment, read once here), and `nexus-memory pipeline` builds its own
-from the settings it was given.
+Each domain of the glue exports its own definitions, merged here:
+
+  layers/         events, episodes, facts, embeddings: (day, platform) partitions, checks, memory_pipeline
+  ingest.py       ingest_inbox_file: one inbox file a run
+  consolidation/  observations and mental_models, their checks, jobs and nightly schedule
+  lifecycle.py    enrichment, decay, reflection and forget jobs, their schedules
+  maintenance.py  reembed_job
+  analytics.py    the operator's analytics group, its job and schedule
+
+with every sensor (sensors/), every resource (resources/), the loggers and the executor. `build_definitions(settings)`
+is the one place they are put together; `defs` is what `make ui` loads (settings from the environment,
+read once here), and `nexus-memory pipeline` builds its own from the settings it was given.
 """
 
 from __future__ import annotations
@@ -12,41 +21,25 @@ import warnings
 import dagster as dg
 
 from nexus_memory.core.config import Settings, load_settings
-from nexus_memory_assets import analytics, consolidation, lifecycle
-from nexus_memory_assets.assets import build_layer_assets
-from nexus_memory_assets.checks import build_layer_checks
-from nexus_memory_assets.inbox import ingest_inbox_job
-from nexus_memory_assets.jobs import memory_pipeline_job, rerun_failed_episodes_job
+from nexus_memory_assets import analytics, consolidation, ingest, lifecycle, maintenance
+from nexus_memory_assets.layers import build_layer_defs
 from nexus_memory_assets.loggers import terse_logger
-from nexus_memory_assets.maintenance import reembed_job
 from nexus_memory_assets.partitions import day_platform_partitions
-from resources import resources_for
-from sensors import build_new_events_sensor
-from sensors.sessions import new_session_sensor
+from resources import ConsolidatorResource, resources_for
+from sensors import build_sensors
 
 
 def build_definitions(settings: Settings) -> dg.Definitions:
-    """Assets, checks, jobs, the sensor and resources for one installation's settings."""
+    """Assets, checks, jobs, schedules, sensors and resources for one installation's settings."""
     partitions_def = day_platform_partitions(settings)
     with warnings.catch_warnings():
         # BackfillPolicy, partitioned checks and a sensor's `owners` (set by Dagster itself when it binds
         # resources to the sensor's jobs) are marked beta in this Dagster; the behaviour is tested here.
         warnings.simplefilter("ignore", category=dg.BetaWarning)
         warnings.simplefilter("ignore", category=dg.PreviewWarning)
-        definitions = dg.Definitions(
-            assets=[*build_layer_assets(partitions_def), *consolidation.CONSOLIDATION_ASSETS],
-            asset_checks=[*build_layer_checks(partitions_def), *consolidation.CONSOLIDATION_CHECKS],
-            jobs=[
-                memory_pipeline_job,
-                rerun_failed_episodes_job,
-                reembed_job,
-                ingest_inbox_job,
-                *lifecycle.jobs,
-                *consolidation.CONSOLIDATION_JOBS,
-            ],
-            schedules=[*lifecycle.schedules, *consolidation.CONSOLIDATION_SCHEDULES],
-            sensors=[build_new_events_sensor(partitions_def), new_session_sensor, *consolidation.CONSOLIDATION_SENSORS],
-            resources={**resources_for(settings), "consolidator": consolidation.ConsolidatorResource()},
+        location = dg.Definitions(
+            sensors=build_sensors(partitions_def),
+            resources={**resources_for(settings), "consolidator": ConsolidatorResource()},
             # Runs use Dagster's console logger unless their run config picks another;
             # `nexus-memory pipeline` picks `terse` (one line per batch in the terminal).
             loggers={"console": dg.colored_console_logger, "terse": terse_logger},
@@ -54,8 +47,15 @@ def build_definitions(settings: Settings) -> dg.Definitions:
             # time anyway, and parallelism comes from runs of different platforms (see dagster.yaml).
             executor=dg.in_process_executor,
         )
-        # The operator's analytics group, its job and schedule (nexus_memory_assets/analytics.py).
-        definitions = dg.Definitions.merge(definitions, analytics.defs)
+        definitions = dg.Definitions.merge(
+            build_layer_defs(partitions_def),
+            ingest.defs,
+            consolidation.defs,
+            lifecycle.defs,
+            maintenance.defs,
+            analytics.defs,
+            location,
+        )
         definitions.get_repository_def()  # resolved here, inside the filter, and cached
     return definitions
 

@@ -1,7 +1,7 @@
 """Memory lifecycle jobs and their schedules (Automation page), thin glue over nexus_memory/lifecycle.
 
   nightly_enrichment   02:00  entity enrichment, then conflict detection (before consolidation)
-  (03:00: sessions end and are consolidated by `nightly_consolidation`, nexus_memory_assets/consolidation.py)
+  (03:00: sessions end and are consolidated by `nightly_consolidation`, nexus_memory_assets/consolidation/jobs.py)
   nightly_decay        04:00  decay, soft-deleting facts below the threshold
   weekly_reflection    Sun 03:00  the weekly reflection (at most one per 6 days, 3 facts needed)
   forget                on demand  forget an event / fact / sender / entity (run config says which)
@@ -17,7 +17,7 @@ import dagster as dg
 from nexus_memory.core.stores import Stores
 from nexus_memory.lifecycle import conflicts, decay, enrichment, reflection
 from nexus_memory.lifecycle.forget import Target, forget
-from nexus_memory_assets.assets import SQLITE_POOL
+from nexus_memory_assets.common import SQLITE_POOL
 from resources import StoresResource
 
 
@@ -147,3 +147,5 @@ schedules = [
     ),
 ]
 jobs = [nightly_enrichment, nightly_decay, weekly_reflection, forget_job]
+
+defs = dg.Definitions(jobs=jobs, schedules=schedules)

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from nexus_memory.embeddings.step import reembed
-from nexus_memory_assets.assets import SQLITE_POOL
+from nexus_memory_assets.common import SQLITE_POOL
 from resources import EmbedderResource, StoresResource
 
 
@@ -46,3 +46,6 @@ def reembed_vectors(
 )
 def reembed_job() -> None:
     reembed_vectors()
+
+
+defs = dg.Definitions(jobs=[reembed_job])

@@ -21,12 +21,15 @@ import sqlalchemy.exc
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.events.partitions import Calendar, platform_batches, split_partition_key
+from nexus_memory.mental_models.api import models_to_materialize
 from nexus_memory.pipeline.layers import pending_events, pending_partitions
 from nexus_memory.writer.run import FailedEpisode, failed_episodes
-from nexus_memory_assets.consolidation import ConsolidationOutcome, run_consolidation
+from nexus_memory_assets.consolidation.assets import mental_model_partitions, mental_models
+from nexus_memory_assets.consolidation.jobs import consolidation_job, refresh_mental_models_job
 from nexus_memory_assets.definitions import build_definitions
 from nexus_memory_assets.partitions import encode_platform, pipeline_run_tags, platform_partitions
 from nexus_memory_assets.runs import WORKER_TAG, fail_orphaned_runs, worker_tag
+from resources import StoresResource
 
 
 def get_instance() -> dg.DagsterInstance:
@@ -49,6 +52,20 @@ class PlatformRun:
     rows: dict[str, int] = field(default_factory=dict)  # layer -> rows added
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ConsolidationOutcome:
+    """What `nexus-memory pipeline`'s consolidation did: the observations run and the mental models refreshed."""
+
+    observations: str = "not run"  # 'ok' or 'failed'
+    observation_rows: dict[str, Any] = field(default_factory=dict)  # the observations asset's counts
+    mental_models: list[str] = field(default_factory=list)  # partitions refreshed
+    failed: list[str] = field(default_factory=list)  # partitions whose refresh failed
+
+    @property
+    def ok(self) -> bool:
+        return self.observations == "ok" and not self.failed
 
 
 @dataclass
@@ -115,6 +132,42 @@ def _register_platforms(instance: dg.DagsterInstance, keys: set[str]) -> None:
             continue
 
 
+def run_consolidation_jobs(
+    definitions: dg.Definitions,
+    instance: dg.DagsterInstance,
+    run_config: dict[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ConsolidationOutcome:
+    """`nexus-memory pipeline`'s last steps, in-process through the same jobs the sensors launch:
+    `consolidation` (observations), then `refresh_mental_models` for every partition that is due or new."""
+    say = progress or (lambda line: None)
+    outcome = ConsolidationOutcome()
+    result = definitions.resolve_job_def(consolidation_job.name).execute_in_process(
+        run_config=run_config, instance=instance, raise_on_error=False
+    )
+    outcome.observations = "ok" if result.success else "failed"
+    for event in result.get_asset_materialization_events():
+        outcome.observation_rows = {
+            k: v.value for k, v in event.materialization.metadata.items() if isinstance(v.value, int | float)
+        }
+    say(f"observations: {outcome.observations}")
+    name = mental_model_partitions.name or "mental_model"
+    stores: StoresResource = definitions.resources["stores"]  # type: ignore[assignment]
+    with stores.open() as s:
+        todo = models_to_materialize(s, sorted(instance.get_materialized_partitions(mental_models.key)))
+    new = [key for key in todo if key not in set(instance.get_dynamic_partitions(name))]
+    if new:
+        instance.add_dynamic_partitions(name, new)
+    refresh = definitions.resolve_job_def(refresh_mental_models_job.name)
+    for key in todo:
+        done = refresh.execute_in_process(
+            run_config=run_config, partition_key=key, instance=instance, raise_on_error=False
+        )
+        say(f"mental model {key}: {'ok' if done.success else 'FAILED'}")
+        (outcome.mental_models if done.success else outcome.failed).append(key)
+    return outcome
+
+
 def run_pipeline(
     settings: Settings,
     *,
@@ -153,8 +206,8 @@ def run_pipeline(
         run.seconds = round(time.perf_counter() - run_started, 2)
         _run_summary(run, result)
         outcome.runs.append(run)
-    # Layers 3 and 4 (observations, mental models) once every layer below them is done.
-    outcome.consolidation = run_consolidation(definitions, instance, run_config, progress)
+    # Layers 5 and 6 (observations, mental models) once every layer below them is done.
+    outcome.consolidation = run_consolidation_jobs(definitions, instance, run_config, progress)
     outcome.seconds = round(time.perf_counter() - started, 2)
     with Stores(settings) as stores:
         left = pending_events(stores)

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from nexus_memory.lifecycle import sessions
-from nexus_memory_assets.consolidation import consolidation_job
+from nexus_memory_assets.consolidation.jobs import consolidation_job
 from resources import StoresResource
 
 

@@ -1,4 +1,4 @@
-"""Layers 3 and 4 in Dagster: lineage, materialisation metadata, asset checks, the nightly schedule, the
+"""Layers 5 and 6 in Dagster: lineage, materialisation metadata, asset checks, the nightly schedule, the
 new-facts sensor, the mental-model partitions, and the second-pipeline-run invariant."""
 
 from __future__ import annotations
@@ -11,18 +11,12 @@ import pytest
 from nexus_memory.core.config import Settings, load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.mental_models import create_model
-from nexus_memory_assets.consolidation import (
-    ConsolidatorResource,
-    consolidate_after_embeddings,
-    mental_models,
-    mental_models_sensor,
-    nightly_consolidation,
-    observation_facts_exist,
-    observations,
-    observations_not_duplicated,
-)
+from nexus_memory_assets.consolidation.assets import mental_models, observations
+from nexus_memory_assets.consolidation.checks import observation_facts_exist, observations_not_duplicated
+from nexus_memory_assets.consolidation.jobs import nightly_consolidation
 from nexus_memory_assets.definitions import build_definitions, defs
-from resources import EmbedderResource, StoresResource
+from resources import ConsolidatorResource, EmbedderResource, StoresResource
+from sensors import consolidate_after_embeddings, mental_models_sensor
 from tests.memory_builders import embed, fact, person
 
 REPO = Path(__file__).resolve().parent.parent

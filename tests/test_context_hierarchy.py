@@ -1,4 +1,4 @@
-"""The read path over Layers 3 and 4: recall(scope=...) finds observations and mental models and says which
+"""The read path over layers 5 and 6: recall(scope=...) finds observations and mental models and says which
 are stale, the tags filter scopes mental models, get_context packs the hierarchy within a token budget."""
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def test_definitions_load_with_lineage_batching_and_checks() -> None:
         "facts_embedded",
         "vector_index_matches_embeddings",
         "fact_vectors_current",
-        "observations_not_duplicated",  # Layers 3 and 4 (nexus_memory_assets/consolidation.py)
+        "observations_not_duplicated",  # Layers 5 and 6 (nexus_memory_assets/consolidation/)
         "observation_facts_exist",
     }
     blocking = {k.name for k, d in repo.asset_checks_defs_by_key.items() if d.get_spec_for_check_key(k).blocking}
@@ -478,7 +478,7 @@ def test_no_failed_episodes_lists_failures_and_a_rerun_clears_them(
 def test_pipeline_command_says_which_events_are_left_and_why(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from nexus_memory.cli.app import main
+    from nexus_memory.cli import main
 
     _ingest(settings, [_event("a", "sms", "2025-03-03T10:00:00Z"), _event("b", "sms", "2025-03-04T10:00:00Z")])
     monkeypatch.setenv("NEXUS_DATA_DIR", str(settings.data_dir))

@@ -79,7 +79,7 @@ def test_reflection_job_writes_the_weekly_insight(built: Settings) -> None:
 
 
 def test_nightly_consolidation_ends_sessions_and_consolidates_them(built: Settings) -> None:
-    from nexus_memory_assets.consolidation import ConsolidatorResource
+    from resources import ConsolidatorResource
 
     result = defs.resolve_job_def("consolidation").execute_in_process(
         run_config={"ops": {"observations": {"config": {"nightly": True}}}},

@@ -20,6 +20,7 @@ from nexus_memory.observations import ConsolidationReport, consolidate, pick_con
 from nexus_memory.recall.strategies import default_embedder
 
 if TYPE_CHECKING:
+    from nexus_memory.core.config import Settings
     from nexus_memory.core.stores import Stores
 
 from nexus_memory.recall.filters import OBSERVATION_TYPE
@@ -77,15 +78,24 @@ def run_consolidation(
     offline: bool = False,
     limit: int | None = None,
     on_progress: Callable[[int, ConsolidationReport], None] | None = None,
+    llm_settings: Settings | None = None,
+    refresh_models: bool = True,
 ) -> dict[str, Any]:
     """Consolidate what is pending (new and requeued facts, observations resting on hidden facts) with the
-    configured consolidator, then bring mental models and their dossiers up to date."""
-    settings = stores.settings
+    configured consolidator, then bring mental models and their dossiers up to date.
+
+    `llm_settings` say which LLM consolidates and narrates (default: the store's settings). With
+    `refresh_models=False` a scheduler refreshes the due models and embeds them (Dagster's mental_models
+    partitions): new emergent models are created here but not embedded, and no due model is refreshed.
+    Raises ConsolidationBusy when another run is consolidating this store.
+    """
+    settings = llm_settings or stores.settings
     report = consolidate(stores, pick_consolidator(settings, offline=offline), limit=limit, on_progress=on_progress)
     models = after_consolidation(
         stores,
-        settings.emergent_models,
-        embedder=default_embedder(stores),
+        stores.settings.emergent_models,
+        refresh=refresh_models,
+        embedder=default_embedder(stores) if refresh_models else None,
         narrator=configured_narrator(settings, offline=offline),
     )
     return {**report.as_dict(), **models}

@@ -1,11 +1,11 @@
-"""The inbox job: one run imports one file the sensor found, so a big file never runs inside a sensor tick."""
+"""The inbox job: one run imports one file the new-events sensor found, so a big file never runs inside a tick."""
 
 from pathlib import Path
 
 import dagster as dg
 
 from nexus_memory.events.inbox import import_inbox_file
-from nexus_memory_assets.assets import SQLITE_POOL
+from nexus_memory_assets.common import SQLITE_POOL
 from nexus_memory_assets.runs import claim_run
 from resources import StoresResource
 
@@ -33,3 +33,6 @@ def import_file(context: dg.OpExecutionContext, config: InboxFileConfig, stores:
 )
 def ingest_inbox_job() -> None:
     import_file()
+
+
+defs = dg.Definitions(jobs=[ingest_inbox_job])

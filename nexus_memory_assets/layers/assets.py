@@ -9,18 +9,18 @@ a long batch runs.
 
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import dagster as dg
 
 from nexus_memory.pipeline.layers import LayerReport, run_layer
+from nexus_memory.writer.run import FailedEpisode
+from nexus_memory_assets.common import MEMORY_GROUP, SQLITE_POOL, md_table
 from nexus_memory_assets.partitions import run_days
 from nexus_memory_assets.runs import claim_run
 from resources import EmbedderResource, StoresResource, WriterResource
 
-# Steps that write the SQLite stores share a pool (limit in dagster.yaml) so they queue, not lock.
-SQLITE_POOL = "nexus_sqlite"
 # One run per contiguous range of one platform's days: time order inside it, and no per-day run cost.
 BACKFILL_POLICY = dg.BackfillPolicy.single_run()
 PROGRESS_EVERY_S = 10.0
@@ -31,12 +31,6 @@ class FactsConfig(dg.Config):
 
     only_failed: bool = False
     episode_ids: list[str] = []  # noqa: RUF012 - pydantic copies defaults
-
-
-def md_table(header: list[str], rows: list[list[object]]) -> dg.MetadataValue:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
-    return dg.MetadataValue.md("\n".join(lines))
 
 
 def _throttled(context: dg.OpExecutionContext) -> Callable[[str], None]:
@@ -88,10 +82,22 @@ def batch_metadata(reports: list[LayerReport]) -> dict[str, Any]:
     return metadata
 
 
+def failed_episodes_table(failures: Sequence[FailedEpisode]) -> dg.MetadataValue:
+    """The failed episodes as a table: partition, episode, attempts and the last error."""
+    return md_table(
+        ["partition", "episode", "attempts", "error"],
+        [[f.partition_key, f.episode_id, f.attempts, f.error] for f in failures],
+    )
+
+
 def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.AssetsDefinition]:
     """The four layer assets over these partitions."""
     layer_asset = functools.partial(
-        dg.asset, partitions_def=partitions_def, backfill_policy=BACKFILL_POLICY, group_name="memory", pool=SQLITE_POOL
+        dg.asset,
+        partitions_def=partitions_def,
+        backfill_policy=BACKFILL_POLICY,
+        group_name=MEMORY_GROUP,
+        pool=SQLITE_POOL,
     )
 
     @layer_asset(
@@ -106,7 +112,7 @@ def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
 
     @layer_asset(
         deps=[events],
-        description="Layer 2b: events grouped into versioned episodes (time gap in a thread, token-capped).",
+        description="Layer 2: events grouped into versioned episodes (time gap in a thread, token-capped).",
     )
     def episodes(context: dg.AssetExecutionContext, stores: StoresResource) -> dg.MaterializeResult:
         reports = run_batches(context.op_execution_context, partitions_def, stores, "episodes")
@@ -114,7 +120,7 @@ def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
 
     @layer_asset(
         deps=[episodes],
-        description="Layer 2a: facts, entities, causal links and merge proposals written per episode. "
+        description="Layer 3: facts, entities, causal links and merge proposals written per episode. "
         "An episode that fails is recorded with its reason (check no_failed_episodes) and rerun alone.",
     )
     def facts(
@@ -139,10 +145,7 @@ def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
         failures = [f for r in reports for f in r.failures]
         if failures:
             # Good episodes stay committed and go on to be embedded; the failed ones wait for a rerun.
-            metadata["failures"] = md_table(
-                ["partition", "episode", "attempts", "error"],
-                [[f.partition_key, f.episode_id, f.attempts, f.error] for f in failures],
-            )
+            metadata["failures"] = failed_episodes_table(failures)
             context.log.warning(
                 f"{len(failures)} episodes failed; `nexus-memory failed` lists them, and the "
                 "rerun_failed_episodes job (or `nexus-memory pipeline --only-failed`) redoes only them"
@@ -151,7 +154,7 @@ def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
 
     @layer_asset(
         deps=[facts],
-        description="Vectors for new facts (sentence-transformers) in embeddings.db and the search index.",
+        description="Layer 4: vectors for new facts (sentence-transformers) in embeddings.db and the search index.",
     )
     def embeddings(
         context: dg.AssetExecutionContext, stores: StoresResource, embedder: EmbedderResource
