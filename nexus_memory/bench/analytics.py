@@ -13,11 +13,11 @@ The store is kept in `data_dir` and reused when it already holds the asked-for e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import time
 from collections.abc import Callable, Iterator
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,15 @@ import numpy as np
 
 from nexus_memory.analytics.chart import render_png
 from nexus_memory.analytics.report import SECTIONS, compute_section
+from nexus_memory.bench.synthetic import (
+    SyntheticEntity,
+    SyntheticFact,
+    random_unit_vectors,
+    sample_records,
+    write_entities,
+    write_facts,
+    write_links,
+)
 from nexus_memory.core.config import Settings, load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.events.ledger import RawRecord, ingest, parse_timestamp
@@ -33,18 +42,13 @@ SAMPLE_SPAN_DAYS = 21
 DAY_MS = 86_400_000
 
 
-def _sample_records() -> list[dict[str, Any]]:
-    text = resources.files("nexus_memory.sample_data").joinpath("events.jsonl").read_text()
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
 def synthetic_events(count: int, span_days: int = 730) -> Iterator[dict[str, Any]]:
     """`count` events: shifted copies of the sample conversation spread over `span_days` days.
 
     Copies start at least two days apart when the span allows, so the writer's 24-hour near-duplicate
     guard sees each copy's facts as new.
     """
-    sample = _sample_records()
+    sample = sample_records()
     copies = math.ceil(count / len(sample))
     stride_ms = max(1, (span_days - SAMPLE_SPAN_DAYS) * DAY_MS // max(copies, 1))
     first = min(parse_timestamp(r["as_of"]) for r in sample)
@@ -74,8 +78,15 @@ class _RandomModel:
         return self.dimension
 
     def encode(self, texts: list[str], **_: Any) -> np.ndarray:
-        vectors = self.rng.standard_normal((len(texts), self.dimension)).astype(np.float32)
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        return random_unit_vectors(self.rng, len(texts), self.dimension)
+
+
+@contextlib.contextmanager
+def _step(seconds: dict[str, float], name: str) -> Iterator[None]:
+    """Time the block as the build's step `name`: `seconds[name]`, to a tenth."""
+    started = time.perf_counter()
+    yield
+    seconds[name] = round(time.perf_counter() - started, 1)
 
 
 def build_store(settings: Settings, count: int, progress: Callable[[str], None]) -> dict[str, float]:
@@ -86,24 +97,19 @@ def build_store(settings: Settings, count: int, progress: Callable[[str], None])
 
     seconds: dict[str, float] = {}
     with Stores(settings) as stores:
-        started = time.perf_counter()
         records = (RawRecord("bench", i, e, json.dumps(e)) for i, e in enumerate(synthetic_events(count), 1))
-        summary = ingest(stores, records)
-        seconds["ingest"] = round(time.perf_counter() - started, 1)
+        with _step(seconds, "ingest"):
+            summary = ingest(stores, records)
         progress(f"ingested {summary.ingested} events in {seconds['ingest']} s")
-        started = time.perf_counter()
-        for day, platform in sorted(summary.partitions):
-            build_episodes(stores, day, platform)
-        seconds["episodes"] = round(time.perf_counter() - started, 1)
+        with _step(seconds, "episodes"):
+            for day, platform in sorted(summary.partitions):
+                build_episodes(stores, day, platform)
         progress(f"episodes for {len(summary.partitions)} partitions in {seconds['episodes']} s")
-        started = time.perf_counter()
-        with stores.transaction():
+        with _step(seconds, "writer_output"), stores.transaction():
             SyntheticWriter(stores).write()
-        seconds["writer_output"] = round(time.perf_counter() - started, 1)
         progress(f"synthetic writer output in {seconds['writer_output']} s")
-        started = time.perf_counter()
-        embed_pending(stores, Embedder(DEFAULT_MODEL, _RandomModel()))
-        seconds["vectors"] = round(time.perf_counter() - started, 1)
+        with _step(seconds, "vectors"):
+            embed_pending(stores, Embedder(DEFAULT_MODEL, _RandomModel()))
         progress(f"vectors in {seconds['vectors']} s")
     return seconds
 
@@ -145,7 +151,7 @@ class SyntheticWriter:
             else:
                 error = None
             written = self._facts(episode_id, events, senders) if status == "ok" else []
-            facts_by_episode[episode_id] = [f[0] for f in written]
+            facts_by_episode[episode_id] = [f.id for f in written]
             self.conn.execute(
                 """INSERT INTO episode_processing (episode_id, status, writer, attempts, facts_written, error,
                        updated_at) VALUES (?, ?, 'synthetic', ?, ?, ?, ?)""",
@@ -165,29 +171,26 @@ class SyntheticWriter:
         senders = [r[0] for r in self.conn.execute("SELECT DISTINCT sender_id FROM events ORDER BY 1")]
         types, weights = zip(*self.ENTITY_TYPES, strict=True)
         pool_types = self.rng.choice(types, size=self.pool, p=weights)
-        rows = [(f"snd{i}", s, s.lower(), "contact", "delivery") for i, s in enumerate(senders)]
-        rows += [(f"ent{i}", f"{t.title()} {i}", f"{t} {i}", str(t), "inferred") for i, t in enumerate(pool_types)]
-        self.conn.executemany(
-            """INSERT INTO entities (id, name, normalized, type, source, created_at, updated_at)
-               VALUES (?, ?, ?, ?, ?, 0, 0)""",
-            rows,
-        )
+        entities = [SyntheticEntity(f"snd{i}", s, "contact", "delivery") for i, s in enumerate(senders)]
+        entities += [
+            SyntheticEntity(f"ent{i}", f"{t.title()} {i}", str(t), "inferred") for i, t in enumerate(pool_types)
+        ]
+        write_entities(self.conn, entities)
         return {s: f"snd{i}" for i, s in enumerate(senders)}
 
-    def _facts(self, episode_id: str, events: list[Any], senders: dict[str, str]) -> list[tuple[Any, ...]]:
+    def _facts(self, episode_id: str, events: list[Any], senders: dict[str, str]) -> list[SyntheticFact]:
         facts, links = [], []
         for _, event_id, sender_id, content, as_of in events:
             for _ in range(int(self.rng.choice([0, 1, 1, 1, 2, 3]))):
                 fact_id = f"f{self.rng.integers(1 << 62):x}"
-                facts.append((fact_id, content[:160], as_of, as_of, event_id, json.dumps({"episode_id": episode_id})))
+                metadata = json.dumps({"episode_id": episode_id})
+                facts.append(
+                    SyntheticFact(fact_id, content[:160], as_of, as_of, 0, source_event_id=event_id, metadata=metadata)
+                )
                 mentioned = {int(m) % self.pool for m in self.rng.zipf(1.4, size=int(self.rng.integers(0, 3)))}
                 links += [(fact_id, senders[sender_id], as_of)] + [(fact_id, f"ent{m}", as_of) for m in mentioned]
-        self.conn.executemany(
-            """INSERT INTO facts (id, text, as_of, ingested_at, source_event_id, metadata, created_at)
-               VALUES (?, ?, ?, ?, ?, ?, 0)""",
-            facts,
-        )
-        self.conn.executemany("INSERT OR IGNORE INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)", links)
+        write_facts(self.conn, facts)
+        write_links(self.conn, links)
         return facts
 
     def _cooccurrences(self) -> None:

@@ -22,12 +22,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from nexus_memory.bench.synthetic import SAMPLE_EVENTS
 from nexus_memory.core.command import installed_command
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings import query_encoder
 
-SAMPLE_EVENTS = Path(__file__).resolve().parent.parent / "sample_data" / "events.jsonl"
 QUERIES = (
     "When is the Atlas launch now?",
     "What did Priya say about QA?",

@@ -18,12 +18,20 @@ from typing import Any
 
 import numpy as np
 
+from nexus_memory.bench.synthetic import (
+    SyntheticEntity,
+    SyntheticFact,
+    random_unit_vectors,
+    write_entities,
+    write_fact_vectors,
+    write_facts,
+    write_links,
+    zipf_ranks,
+)
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.ids import now_ms, stable_id
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.vectors.index import embedding_id
 from nexus_memory.embeddings.vectors.ivf import build_ivf
-from nexus_memory.embeddings.vectors.vec0 import create_vec_table, insert_vec_rows, to_blob
 from nexus_memory.lifecycle import decay
 from nexus_memory.lifecycle.forget import Target, forget
 
@@ -74,35 +82,29 @@ def _fill(stores: Stores, n: int, rng: random.Random, np_rng: np.random.Generato
     conn, now = stores.conn, now_ms()
     senders = max(10, n // 1_000)
     n_entities = max(20, n // 20)
-    zipf = np.minimum(np_rng.zipf(1.3, size=2 * n), n_entities)
+    mentioned = zipf_ranks(np_rng, 2 * n, n_entities)
     with stores.transaction():
-        conn.executemany(
-            "INSERT INTO entities (id, name, normalized, type, source, created_at, updated_at) "
-            "VALUES (?, ?, ?, 'person', 'inferred', ?, ?)",
-            [(f"ent{i}", f"Person{i}x", f"person{i}x", now, now) for i in range(n_entities)],
-        )
+        people = (SyntheticEntity(f"ent{i}", f"Person{i}x", "person", "inferred") for i in range(n_entities))
+        write_entities(conn, people, at=now)
         events, facts, links = [], [], []
         for i in range(n):
             sender = f"user{i % senders}@example.com"
             words = " ".join(rng.choice(WORDS) for _ in range(8))
-            a, b = int(zipf[2 * i]) - 1, int(zipf[2 * i + 1]) - 1
+            a, b = int(mentioned[2 * i]), int(mentioned[2 * i + 1])
             text = f"Person{a}x talked about {words} with Person{b}x"
             as_of = now - (n - i) * 60_000
             event_id = f"bench:{i}"
-            events.append((event_id, sender, f"t{i % senders}", text, stable_id("h", i), as_of, now))
-            facts.append((f"f{i}", text, as_of, now, event_id, now, f"t{i % senders}"))
+            thread = f"t{i % senders}"
+            events.append((event_id, sender, thread, text, stable_id("h", i), as_of, now))
+            facts.append(SyntheticFact(f"f{i}", text, as_of, now, now, "chat", thread, source_event_id=event_id))
             links += [(f"f{i}", f"ent{a}", as_of)] + ([(f"f{i}", f"ent{b}", as_of)] if b != a else [])
         conn.executemany(
             """INSERT INTO events (id, platform, sender_id, thread_id, direction, content, content_hash, as_of,
                    ingested_at, day) VALUES (?, 'chat', ?, ?, 'inbound', ?, ?, ?, ?, '2024-01-01')""",
             events,
         )
-        conn.executemany(
-            """INSERT INTO facts (id, text, as_of, ingested_at, source_event_id, created_at, thread_id, platform)
-               VALUES (?, ?, ?, ?, ?, ?, ?, 'chat')""",
-            facts,
-        )
-        conn.executemany("INSERT OR IGNORE INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)", links)
+        write_facts(conn, facts)
+        write_links(conn, links)
         conn.execute(
             "INSERT INTO episode_definitions (id, name, strategy, params, created_at) "
             "VALUES ('def_bench', 'bench', 'time_gap', '{}', ?)",
@@ -120,23 +122,7 @@ def _fill(stores: Stores, n: int, rng: random.Random, np_rng: np.random.Generato
                 "INSERT INTO episode_events (episode_id, event_id, position) VALUES (?, ?, ?)",
                 [(episode, e[0], k) for k, e in enumerate(chunk)],
             )
-        conn.execute(
-            "INSERT INTO vector_index_state (id, model, dimension, built_at) VALUES (1, ?, ?, ?)",
-            (MODEL, DIMENSION, now),
-        )
-        create_vec_table(conn, DIMENSION)
-        vectors = np_rng.standard_normal((n, DIMENSION)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        conn.executemany(
-            "INSERT INTO embeddings (id, target_type, target_id, model, embedding, dimension, created_at) "
-            "VALUES (?, 'fact', ?, ?, ?, ?, ?)",
-            [
-                (embedding_id("fact", f"f{i}", MODEL), f"f{i}", MODEL, to_blob(vectors[i]), DIMENSION, now)
-                for i in range(n)
-            ],
-        )
-        rows = conn.execute("SELECT rowid, embedding, target_id FROM embeddings").fetchall()
-        insert_vec_rows(conn, ((r[0], "fact", r[1], "chat", now, None, r[2]) for r in rows))
+        write_fact_vectors(stores, MODEL, facts, random_unit_vectors(np_rng, n, DIMENSION))
     build_ivf(conn, stores.data_dir, MODEL, "fact", DIMENSION)
     for schema in ("main", "events", "identity", "embeddings"):
         conn.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)")

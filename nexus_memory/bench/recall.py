@@ -8,8 +8,9 @@ clustered, not uniform random (approximate search scores far lower on uniform ve
 embeddings, so uniform ones say nothing about it): real MiniLM embeddings of a few thousand distinct
 template sentences, each fact's vector being its sentence's embedding plus a share of another
 sentence's plus gaussian noise, renormalised.
-Vectors are written straight into `embeddings` + vec0 with bulk inserts, then the IVF index is
-built from the canonical table the same way `rebuild_index` does.
+Everything is written in bulk by `bench.synthetic` (the vectors into `embeddings` + vec0 as the
+embedding step stores them), then the IVF index is built from the canonical table the same way
+`rebuild_index` does.
 
 Measured per query (p50/p95 ms): query embedding + VectorIndex.search (the real path), search
 alone, filtered searches, the exact numpy matmul baseline, sqlite-vec brute force on a subset,
@@ -31,13 +32,22 @@ from typing import Any
 
 import numpy as np
 
+from nexus_memory.bench.synthetic import (
+    SyntheticEntity,
+    SyntheticFact,
+    write_entities,
+    write_fact_vectors,
+    write_facts,
+    write_links,
+    zipf_ranks,
+)
 from nexus_memory.core import db
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.model import Embedder, get_embedder
-from nexus_memory.embeddings.vectors.index import VectorIndex, embedding_id
+from nexus_memory.embeddings.vectors.index import VectorIndex
 from nexus_memory.embeddings.vectors.ivf import build_ivf
-from nexus_memory.embeddings.vectors.vec0 import Filter, insert_vec_rows, to_blob
+from nexus_memory.embeddings.vectors.vec0 import Filter
 from nexus_memory.injection.context import get_context
 from nexus_memory.recall import recall
 from nexus_memory.recall.query_entities import busy_entities
@@ -209,18 +219,14 @@ def fill(
     entity_ids = [f"ent_{i:07d}" for i in range(n_entities)]
     person_entity = {name: i for i, name in enumerate(FIRST)}
     with db.transaction(conn):
-        conn.executemany(
-            "INSERT INTO entities(id, name, normalized, type, source, mention_count, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, 'import', 0, 0, 0)",
-            [
-                (
-                    eid,
-                    FIRST[i] if i < len(FIRST) else f"Entity {i}",
-                    (FIRST[i] if i < len(FIRST) else f"entity {i}").lower(),
-                    "person" if i < len(FIRST) else "concept",
-                )
+        write_entities(
+            conn,
+            (
+                SyntheticEntity(eid, FIRST[i], "person", "import")
+                if i < len(FIRST)
+                else SyntheticEntity(eid, f"Entity {i}", "concept", "import")
                 for i, eid in enumerate(entity_ids)
-            ],
+            ),
         )
 
     n_threads = max(10, n_facts // 100)
@@ -228,7 +234,6 @@ def fill(
     platform_idx = np.empty(n_facts, np.int32)
     as_of_all = np.empty(n_facts, np.int64)
     thread_all = np.empty(n_facts, np.int32)
-    model = embedder.model_name
     fill_started = time.perf_counter()
     for start in range(0, n_facts, CHUNK):
         end = min(n_facts, start + CHUNK)
@@ -244,52 +249,28 @@ def fill(
             as_of,
             threads,
         )
-        ids = [f"fact_{i:09d}" for i in range(start, end)]
-        texts = [sentences[p] for p in pick]
-        thread_names = [f"{PLATFORMS[platforms[j]]}:thread-{threads[j]}" for j in range(m)]
-        zipf = np.minimum(rng.zipf(1.3, size=m), n_entities) - 1
+        facts = [
+            SyntheticFact(
+                f"fact_{start + j:09d}",
+                sentences[pick[j]],
+                int(as_of[j]),
+                ingested_at=int(as_of[j]),
+                created_at=int(as_of[j]),
+                platform=PLATFORMS[platforms[j]],
+                thread_id=f"{PLATFORMS[platforms[j]]}:thread-{threads[j]}",
+            )
+            for j in range(m)
+        ]
+        mentioned = zipf_ranks(rng, m, n_entities)
         with db.transaction(conn):
-            conn.executemany(
-                "INSERT INTO facts(id, text, as_of, ingested_at, created_at, platform, thread_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        ids[j],
-                        texts[j],
-                        int(as_of[j]),
-                        int(as_of[j]),
-                        int(as_of[j]),
-                        PLATFORMS[platforms[j]],
-                        thread_names[j],
-                    )
-                    for j in range(m)
-                ],
-            )
-            links = {(ids[j], entity_ids[person_entity[texts[j].split(" ", 1)[0]]], int(as_of[j])) for j in range(m)}
-            links |= {(ids[j], entity_ids[int(zipf[j])], int(as_of[j])) for j in range(m)}
-            conn.executemany("INSERT INTO fact_entities(fact_id, entity_id, as_of) VALUES (?, ?, ?)", sorted(links))
-            blobs = [to_blob(v) for v in vectors]
-            conn.executemany(
-                "INSERT INTO embeddings(rowid, id, target_type, target_id, model, embedding, dimension, created_at) "
-                "VALUES (?, ?, 'fact', ?, ?, ?, ?, 0)",
-                [
-                    (start + j + 1, embedding_id("fact", ids[j], model), ids[j], model, blobs[j], embedder.dimension)
-                    for j in range(m)
-                ],
-            )
-            insert_vec_rows(
-                conn,
-                [
-                    (start + j + 1, "fact", blobs[j], PLATFORMS[platforms[j]], int(as_of[j]), thread_names[j], ids[j])
-                    for j in range(m)
-                ],
-            )
+            write_facts(conn, facts)
+            # Each fact names its person first; another entity, Zipf-picked, rides along.
+            links = {(f.id, entity_ids[person_entity[f.text.split(" ", 1)[0]]], f.as_of) for f in facts}
+            links |= {(f.id, entity_ids[int(mentioned[j])], f.as_of) for j, f in enumerate(facts)}
+            write_links(conn, sorted(links))
+            write_fact_vectors(stores, embedder.model_name, facts, vectors)
         rate = end / (time.perf_counter() - fill_started)
         _progress(f"filled {end:,}/{n_facts:,} facts ({rate:,.0f}/s)")
-    conn.execute(
-        "INSERT OR REPLACE INTO vector_index_state(id, model, dimension, built_at) VALUES (1, ?, ?, 0)",
-        (model, embedder.dimension),
-    )
     return {
         "vectors": all_vectors,
         "platform": platform_idx,
