@@ -15,12 +15,12 @@ import dagster as dg
 import pytest
 from analytics_store import INDEX_MODEL, MAR1, build_fixed_store
 
+from nexus_memory import cli
 from nexus_memory.analytics import activity
 from nexus_memory.analytics.chart import markdown_image, render_png
 from nexus_memory.analytics.model import Chart, Table
 from nexus_memory.analytics.report import SECTIONS, build_report, compute_section, render_text
 from nexus_memory.analytics.source import StoreReader, StoresMissing
-from nexus_memory.cli import app as cli
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 from nexus_memory_assets.analytics import analytics_assets

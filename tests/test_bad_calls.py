@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from nexus_memory.agents.tools import call_tool
-from nexus_memory.cli.app import main
+from nexus_memory.cli import main
 from nexus_memory.core.stores import Stores
 from nexus_memory.recall import RecallArgumentError, recall
 
@@ -57,7 +57,7 @@ BAD_CALLS: list[tuple[Any, Any, str]] = [
     ("remember_fact", {"text": "ok", "entities": ["\ud800"]}, "entities[0] is not valid Unicode"),
     ("remember_fact", {"text": "ok", "entities": ["n" * 1_000]}, "longer than"),
     ("remember_fact", {"text": "ok", "entities": [str(i) for i in range(500)]}, "more than 50 items"),
-    ("remember_fact", {"text": "t" * 5_000}, "longer than 4000"),
+    ("remember_fact", {"text": "t" * 5_000}, "fact text is 5000 characters; keep facts atomic (< 2000)"),
     ("remember_fact", {"text": "   "}, "must not be empty"),
     ("remember_fact", {"text": "ok", "extra": 1}, "unknown argument 'extra'"),
     ("correct_fact", {"fact_id": "F", "new_text": "bad \ud800"}, "new_text is not valid Unicode"),
@@ -182,7 +182,7 @@ def test_cli_context_with_participants_answers(
 
 def test_cli_recall_shows_a_report_by_its_first_line() -> None:
     """A mental model's dossier is dozens of lines: the text listing shows its first line and a count."""
-    from nexus_memory.cli.app import _headline
+    from nexus_memory.cli.memory import headline
 
-    assert _headline("Priya moved to Lisbon") == "Priya moved to Lisbon"
-    assert _headline("Dana: # Dana\n\nQuestion: who?\n- one\n") == "Dana: # Dana … (+2 lines; --json for all)"
+    assert headline("Priya moved to Lisbon") == "Priya moved to Lisbon"
+    assert headline("Dana: # Dana\n\nQuestion: who?\n- one\n") == "Dana: # Dana … (+2 lines; --json for all)"

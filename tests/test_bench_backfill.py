@@ -10,7 +10,7 @@ import pytest
 
 from nexus_memory.bench.backfill import run
 from nexus_memory.bench.history import PLATFORMS, HistoryGenerator
-from nexus_memory.cli.app import main
+from nexus_memory.cli import main
 from nexus_memory_assets.bench import timed_pipeline
 
 

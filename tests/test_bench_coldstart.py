@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from built_store import built_copy
 
+from nexus_memory import cli
 from nexus_memory.bench.coldstart import BACKENDS, measure, run
-from nexus_memory.cli import app as cli
 
 
 @pytest.mark.slow
@@ -46,7 +46,7 @@ def test_cli_recall_and_context_never_import_torch(tmp_path_factory: pytest.Temp
     settings = built_copy(tmp_path_factory, tmp_path)
     script = (
         "import json, sys\n"
-        "from nexus_memory.cli.app import main\n"
+        "from nexus_memory.cli import main\n"
         "main(['recall', 'When is the Atlas launch?', '--json'])\n"
         "main(['context', 'When is the Atlas launch?'])\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"

@@ -27,7 +27,7 @@ from nexus_memory.events.ledger import RawRecord, ingest
 RECALL_LOOP = """
 import json, sys, time
 from pathlib import Path
-from nexus_memory.cli.app import main
+from nexus_memory.cli import main
 stop, queries = Path(sys.argv[1]), ["Who is moving to Berlin?", "launch date", "game night", "new number"]
 calls = 0
 while not stop.exists():

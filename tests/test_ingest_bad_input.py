@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from nexus_memory.cli.app import main
+from nexus_memory.cli import main
 from nexus_memory.core.stores import Stores
 from nexus_memory.events import ledger
 from nexus_memory.events.importers import read_records

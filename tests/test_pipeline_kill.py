@@ -133,7 +133,7 @@ def killing(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
     return original(*args, **kwargs)
 setattr(owner, {name!r}, killing)
-from nexus_memory.cli.app import main
+from nexus_memory.cli import main
 sys.exit(main(["pipeline"]))
 """
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from nexus_memory.cli.app import main
+from nexus_memory.cli import main
 
 sys.exit(main())

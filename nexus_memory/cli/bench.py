@@ -1,0 +1,184 @@
+"""The `bench` command: one subcommand per benchmark, each with only its own flags."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from nexus_memory.cli.common import Subcommands, add_command, print_json
+from nexus_memory.core.config import load_settings
+
+# A benchmark: the subcommand's arguments -> its figures.
+Benchmark = Callable[[argparse.Namespace], dict[str, Any]]
+
+
+def register(subcommands: Subcommands) -> None:
+    bench = add_command(subcommands, "bench", "benchmarks, one subcommand each; each prints its figures as JSON")
+    benchmarks = bench.add_subparsers(dest="benchmark", required=True)
+
+    p = _benchmark(
+        benchmarks,
+        "extract",
+        "judge a writer on LoCoMo: the offline extractor against the annotated observations, "
+        "or the LLM writer next to it on the same episodes",
+        _extract,
+    )
+    _add_locomo_arguments(p)
+    p.add_argument("--writer", choices=["offline", "llm"], default="offline", help="which writer to judge")
+    p.add_argument("--mode", choices=["auto", "structured", "tools"], help="--writer llm: NEXUS_LLM_MODE")
+    p.add_argument("--episodes", type=int, default=30, help="--writer llm: the first N episodes")
+    p.add_argument("--episode-turns", type=int, default=0, help="--writer llm: split sessions every N turns")
+
+    p = _benchmark(
+        benchmarks,
+        "locomo",
+        "LoCoMo retrieval: recall@k through provenance back to dialogue ids, against BM25, "
+        "and how well injected context tells evidence from noise",
+        _locomo,
+    )
+    _add_locomo_arguments(p)
+
+    p = _benchmark(
+        benchmarks, "recall", "latency and recall of semantic search and of `recall` on a synthetic store", _recall
+    )
+    p.add_argument("--facts", type=int, default=100_000, help="synthetic store size")
+    p.add_argument("--queries", type=int, default=200, help="queries to time")
+
+    p = _benchmark(
+        benchmarks,
+        "analytics",
+        "build a store of synthetic events once, then time each analytics section and its Dagster materialisation",
+        _analytics,
+    )
+    p.add_argument("--events", type=int, default=100_000, help="synthetic history size")
+    p.add_argument(
+        "--data-dir", help="where the synthetic store is built and kept (default: bench-analytics in the data dir)"
+    )
+
+    p = _benchmark(
+        benchmarks,
+        "forget",
+        "what forgetting each target kind, the one-time VACUUM and the nightly decay cost on a synthetic store",
+        _forget,
+    )
+    p.add_argument("--facts", type=int, default=100_000, help="synthetic store size")
+
+    p = _benchmark(
+        benchmarks,
+        "coldstart",
+        "seconds and peak memory of fresh `recall` and `context` processes, ONNX against torch query path",
+        _coldstart,
+    )
+    p.add_argument("--runs", type=int, default=5, help="cold processes per command and query path")
+    p.add_argument("--data-dir", help="an existing store to use (default: a sample store, built once)")
+
+    p = _benchmark(
+        benchmarks,
+        "consolidate",
+        "consolidation on LoCoMo: what observations and mental models hold and cost, whether a second run "
+        "changes anything, how much evidence a context block covers",
+        _consolidate,
+    )
+    _add_locomo_arguments(p)
+
+    p = _benchmark(
+        benchmarks,
+        "backfill",
+        "a first import: a synthetic history through Dagster, timed layer by layer against the model alone",
+        _backfill,
+    )
+    p.add_argument("--events", type=int, default=100_000, help="synthetic history size")
+    p.add_argument("--days", type=int, default=730, help="days the history spans")
+    p.add_argument("--data-dir", help="where its temp dir goes")
+
+
+def _benchmark(benchmarks: Subcommands, name: str, summary: str, run: Benchmark) -> argparse.ArgumentParser:
+    """One benchmark's subcommand; the caller adds its own arguments."""
+    p = add_command(benchmarks, name, summary)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench, run_benchmark=run)
+    return p
+
+
+def _add_locomo_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", help="LoCoMo JSON")
+    p.add_argument("--conversations", type=int, default=0, help="only the first N conversations")
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    result = args.run_benchmark(args)
+    print_json(result) if args.json else print(json.dumps(result, indent=1, default=str))
+    return 0
+
+
+def _extract(args: argparse.Namespace) -> dict[str, Any]:
+    if args.writer == "llm":
+        from nexus_memory.bench.extract_llm import run_llm
+
+        return run_llm(
+            Path(args.data),
+            conversations=args.conversations,
+            max_episodes=args.episodes,
+            episode_turns=args.episode_turns,
+            mode=args.mode,
+        )
+    from nexus_memory.bench.extract import run
+
+    return run(Path(args.data))
+
+
+def _locomo(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.locomo import run
+
+    return run(Path(args.data), conversations=args.conversations)
+
+
+def _recall(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.recall import run
+
+    return run(args.facts, queries=args.queries)
+
+
+def _analytics(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.analytics import run
+    from nexus_memory_assets.analytics import time_materialisation
+
+    data_dir = Path(args.data_dir or load_settings().data_dir / "bench-analytics")
+    result = run(data_dir, args.events, progress=lambda line: print(line, file=sys.stderr))
+    result["dagster"] = time_materialisation(str(data_dir))
+    return result
+
+
+def _forget(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.forget import run
+
+    return run(args.facts)
+
+
+def _coldstart(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.coldstart import run
+
+    return run(args.runs, data_dir=Path(args.data_dir) if args.data_dir else None)
+
+
+def _consolidate(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.consolidate import run
+
+    return run(Path(args.data), conversations=args.conversations)
+
+
+def _backfill(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.backfill import run
+    from nexus_memory_assets.bench import timed_pipeline
+
+    return run(
+        args.events,
+        timed_pipeline,
+        days=args.days,
+        directory=Path(args.data_dir) if args.data_dir else None,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )

@@ -1,0 +1,65 @@
+"""Serving agents: `mcp` (the agent tools over MCP) and `skills` (the folder for agents in code mode)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from nexus_memory.cli.common import Subcommands, add_command, fail, print_json
+from nexus_memory.core.config import load_settings
+from nexus_memory.core.stores import Stores
+
+
+def register(subcommands: Subcommands) -> None:
+    p = add_command(subcommands, "mcp", "serve the agent tools over MCP (stdio, or streamable HTTP on loopback)")
+    p.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765); the path is /mcp")
+    p.add_argument("--session", help="session id that facts written through the tools are tagged with")
+    p.set_defaults(func=cmd_mcp)
+
+    p = add_command(subcommands, "skills", "skills folder for agents in code mode: export DIR | search QUERY")
+    p.add_argument("action", choices=["export", "search"])
+    p.add_argument("value", metavar="DIR|QUERY", help="export: the folder to write; search: what to look for")
+    p.add_argument("--entity", help="search: only about this entity (name or id)")
+    p.add_argument("--max-results", type=int)
+    p.add_argument("--after", help="search: only from this day on (YYYY-MM-DD)")
+    p.add_argument("--before", help="search: only up to this day (YYYY-MM-DD)")
+    p.add_argument("--platform")
+    p.add_argument("--budget", choices=["low", "mid", "high"])
+    p.add_argument("--scope", nargs="+", choices=["facts", "observations", "mental_models", "entities"])
+    p.set_defaults(func=cmd_skills)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from nexus_memory.agents.mcp_server import serve
+
+    serve(load_settings(), http=args.http, port=args.port, session_id=args.session)
+    return 0
+
+
+def cmd_skills(args: argparse.Namespace) -> int:
+    from nexus_memory.agents import skills
+    from nexus_memory.agents.tools import call_tool
+
+    if args.action == "export":
+        with Stores(load_settings()) as stores:
+            for path in skills.export(stores, Path(args.value)):
+                print(path)
+        return 0
+    try:
+        arguments = skills.search_arguments(
+            args.value,
+            max_results=args.max_results,
+            entity=args.entity,
+            after=args.after,
+            before=args.before,
+            platform=args.platform,
+            budget=args.budget,
+            scope=args.scope,
+        )
+    except ValueError as exc:  # a malformed day
+        return fail(exc)
+    with Stores(load_settings()) as stores:
+        result = call_tool(stores, "recall", arguments)
+    print_json(result)
+    return 1 if "error" in result else 0
