@@ -15,6 +15,7 @@ import pytest
 from nexus_memory.agents.tools import call_tool
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
+from nexus_memory.core.tooling import ToolError
 from nexus_memory.embeddings import model as embedding_model
 from nexus_memory.embeddings import step
 from nexus_memory.embeddings.model import DEFAULT_MODEL, Embedder, get_embedder
@@ -24,6 +25,7 @@ from nexus_memory.embeddings.vectors.vec0 import IndexModelMismatch
 from nexus_memory.identity import store as identity
 from nexus_memory.pipeline.layers import run_layer
 from nexus_memory.recall import keyword
+from nexus_memory.writer.tools import WriterTools
 from tests.test_recall import FakeEmbedder
 
 
@@ -86,6 +88,64 @@ def test_errors_set_nothing_off(stores: Stores) -> None:
     assert "text" in call_tool(stores, "remember_fact", {"text": ""})["error"]
     assert "error" in call_tool(stores, "correct_fact", {"fact_id": "missing", "new_text": "x"})
     assert stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
+
+
+# --- one insert path with the writer (facts.insert): its checks, its messages, its duplicate rule ----
+
+
+def _fact_count(stores: Stores) -> int:
+    return stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0]
+
+
+def test_a_fact_remembered_twice_is_stored_once(stores: Stores, people: dict[str, str]) -> None:
+    fake = FakeEmbedder()
+    first = call_tool(stores, "remember_fact", {"text": "Sarah Chen's birthday is on 4 July"}, embedder=fake)
+    assert "duplicate" not in first and first["entities"] == ["Sarah Chen"]
+    again = call_tool(
+        stores,
+        "remember_fact",
+        {"text": "  sarah chen's birthday is on\n4 July.", "entities": ["Tom Baker", "Jo"]},
+        embedder=fake,
+    )
+    # The stored fact as it is: nothing written, linked, created or set off.
+    assert again == {"fact_id": first["fact_id"], "text": first["text"], "entities": ["Sarah Chen"], "duplicate": True}
+    assert _fact_count(stores) == 1
+    assert stores.conn.execute("SELECT count(*) FROM fact_entities").fetchone()[0] == 1
+    assert identity.find_entities(stores.conn, "Jo") == []
+    assert _pairs(stores) == {}
+
+
+def test_a_correction_is_always_written_and_a_corrected_fact_can_be_said_again(stores: Stores) -> None:
+    fake = FakeEmbedder()
+    phone = call_tool(stores, "remember_fact", {"text": "Ann's phone number is 555 0101 1234"}, embedder=fake)
+    # One digit apart: a near-duplicate by the words (Jaccard 0.75), written all the same as its correction.
+    fixed = call_tool(
+        stores,
+        "correct_fact",
+        {"fact_id": phone["fact_id"], "new_text": "Ann's phone number is 555 0101 1235"},
+        embedder=fake,
+    )
+    assert fixed["fact_id"] != phone["fact_id"] and fixed["supersedes"] == phone["fact_id"]
+    car = call_tool(stores, "remember_fact", {"text": "The car is blue"}, embedder=fake)
+    call_tool(stores, "correct_fact", {"fact_id": car["fact_id"], "new_text": "The car is green"}, embedder=fake)
+    # A corrected fact is hidden: it does not keep the same words out when a person says them again.
+    back = call_tool(stores, "remember_fact", {"text": "The car is blue"}, embedder=fake)
+    assert "duplicate" not in back and back["fact_id"] != car["fact_id"]
+    assert _fact_count(stores) == 5
+
+
+def test_an_invalid_fact_is_refused_with_the_writers_message(stores: Stores) -> None:
+    too_long = "Ann " + "really " * 400 + "likes tea"
+    with pytest.raises(ToolError) as refused:
+        WriterTools(stores, "run1").insert_fact(too_long, 1_700_000_000_000)
+    assert "keep facts atomic" in str(refused.value)
+    kept = call_tool(stores, "remember_fact", {"text": "Ann likes tea"}, embedder=FakeEmbedder())
+    for name, arguments in (
+        ("remember_fact", {"text": too_long}),
+        ("correct_fact", {"fact_id": kept["fact_id"], "new_text": too_long}),
+    ):
+        assert call_tool(stores, name, arguments) == {"error": str(refused.value)}
+    assert _fact_count(stores) == 1
 
 
 # --- the vector: at once, by meaning; through the checked ONNX export; kept pending on failure -------
@@ -152,7 +212,7 @@ def checked_export() -> Embedder:
 WRITES = [
     "Sarah's birthday is on 4 July",
     "🙂 Jürgen übernimmt ab März die Leitung des Teams in Zürich",
-    "The offsite agenda: " + "planning, budget review and a long walk by the lake. " * 60,  # past 256 tokens
+    "The offsite agenda: " + "planning, budget review and a long walk by the lake. " * 35,  # past 256 tokens
 ]
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from lifecycle_world import add_mental_model, add_observation, build, facts_with, files_holding, message
 
+from nexus_memory import cli
 from nexus_memory.agents.tools import call_tool
-from nexus_memory.cli import app as cli
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.identity import store as identity
@@ -66,6 +66,8 @@ def test_remember_correct_confirm_entity_observations_models(
 ) -> None:
     code, remembered = run(capsys, "remember", "Ben's sister is called Ines", "--entity", "Ines")
     assert code == 0 and "Ines" in remembered["entities"]
+    code, again = run(capsys, "remember", "Ben's sister is called Ines")  # stored once: the answer is that fact
+    assert code == 0 and again["duplicate"] is True and again["fact_id"] == remembered["fact_id"]
     code, corrected = run(capsys, "correct", remembered["fact_id"], "Ben's sister is called Ines Silva")
     assert corrected["supersedes"] == remembered["fact_id"]
     assert run(capsys, "confirm", corrected["fact_id"])[1]["decay_rate"] == 0.0

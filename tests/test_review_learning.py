@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from nexus_memory.cli import app as cli
+from nexus_memory import cli
 from nexus_memory.core.ids import ulid
 from nexus_memory.core.stores import Stores
 from nexus_memory.events.ledger import Event, RawRecord, ingest, parse_event
 from nexus_memory.identity import store as identity
 from nexus_memory.identity import writer_notes as notes
+from nexus_memory.llm.client import LLMClient
 from nexus_memory.writer.llm import LLMWriter
 from nexus_memory.writer.offline_writer import OfflineWriter
 from nexus_memory.writer.run import write_events
@@ -264,7 +265,7 @@ def test_the_llm_writer_reads_its_notes_in_the_prompt(stores: Stores, fake: Fake
 
     fake.add(tool_calls(("finish", {"summary": "nothing"})))
     events = _events(stores, "+15550100111", "Jon and John are coming over.", platform="imessage")
-    outcome = write_events(stores, events, LLMWriter(fake.base_url, "fake-model", timeout_s=5))
+    outcome = write_events(stores, events, LLMWriter(LLMClient(fake.base_url, "fake-model", timeout_s=5)))
     assert outcome.status == "ok"
     system = fake.requests[0]["messages"][0]
     assert system["role"] == "system" and "Memory Writer" in system["content"]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from built_store import built_copy
 
+from nexus_memory import cli
 from nexus_memory.agents import skills
-from nexus_memory.cli import app as cli
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 
@@ -105,6 +105,9 @@ def test_write_then_read_back_with_the_patterns(folder: Path, built: Settings, c
     assert written["side_effects"]["embedded"] == 1 and written["side_effects"]["cooccurrences"] >= 1
     ids = [r[0] for r in _run(built, facts_of, params)]
     assert ids[0] == written["fact_id"]  # linked to Dana's entity through her alias, newest first
+    assert cli.main(["remember", "Dana Whitfield moved to the Lisbon office", "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)  # stored once: the answer is that fact
+    assert again["duplicate"] is True and again["fact_id"] == written["fact_id"] and "side_effects" not in again
     assert cli.main(["correct", written["fact_id"], "Dana Whitfield moved to the Porto office", "--json"]) == 0
     corrected = json.loads(capsys.readouterr().out)
     ids = [r[0] for r in _run(built, facts_of, params)]

@@ -7,6 +7,7 @@ import pytest
 from nexus_memory.core.stores import Stores
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.ledger import RawRecord, ingest
+from nexus_memory.facts import state
 from nexus_memory.writer.base import EpisodeInput, WriteResult
 from nexus_memory.writer.run import pending_episodes, process_partition
 from nexus_memory.writer.tools import ToolError, WriterTools
@@ -54,6 +55,14 @@ def test_insert_fact_links_provenance_and_skips_near_duplicates(stores: Stores) 
     assert dup == {"fact_id": first["fact_id"], "status": "duplicate"}
     later = tools.insert_fact("Ann adopted a dog named Rex", T0 * 1000 + 5 * 86400_000)
     assert later["status"] == "inserted"  # same words, another week: a new fact
+
+
+def test_a_rerun_does_not_bring_back_a_fact_a_person_corrected(stores: Stores) -> None:
+    tools = WriterTools(stores, "run1")
+    first = tools.insert_fact("Ann adopted a dog named Rex", T0 * 1000)
+    state.hide(stores.conn, [first["fact_id"]], "corrected", T0 * 1000)
+    again = WriterTools(stores, "run2").insert_fact("Ann adopted a dog named Rex", T0 * 1000)
+    assert again == {"fact_id": first["fact_id"], "status": "duplicate"}  # hidden facts count for the writer
 
 
 @pytest.mark.parametrize(

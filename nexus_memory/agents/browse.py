@@ -7,10 +7,10 @@ says which version is current, whether it is stale, and (for an observation) the
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from nexus_memory.core import db
+from nexus_memory.core.ids import day_or_none
 from nexus_memory.facts.state import hidden_sql
 from nexus_memory.recall.filters import OBSERVATION_TYPE
 
@@ -19,10 +19,6 @@ PREVIEW_CHARS = 300
 
 class NotFound(ValueError):
     """No observation or mental model with that id."""
-
-
-def _day(ms: int | None) -> str | None:
-    return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
 
 
 def _preview(text: str | None) -> str:
@@ -54,7 +50,10 @@ def list_observations(
             FROM analysis_runs r WHERE {" AND ".join(clauses)} ORDER BY r.created_at DESC, r.id LIMIT ?""",
         [*args, limit],
     ).fetchall()
-    return [{"id": r[0], "text": _preview(r[1]), "stale": bool(r[2]), "date": _day(r[3]), "facts": r[4]} for r in rows]
+    return [
+        {"id": r[0], "text": _preview(r[1]), "stale": bool(r[2]), "date": day_or_none(r[3]), "facts": r[4]}
+        for r in rows
+    ]
 
 
 def show_observation(conn: db.Connection, observation_id: str) -> dict[str, Any]:
@@ -73,10 +72,10 @@ def show_observation(conn: db.Connection, observation_id: str) -> dict[str, Any]
         "text": row["output_text"],
         "stale": bool(row["is_stale"]),
         "status": row["status"],
-        "date": _day(row["created_at"]),
+        "date": day_or_none(row["created_at"]),
         "current_version": _current(conn, "analysis_runs", observation_id),
         "previous_version": row["parent_id"],
-        "facts": [{"id": f[0], "text": f[1], "date": _day(f[2]), "hidden": bool(f[3])} for f in facts],
+        "facts": [{"id": f[0], "text": f[1], "date": day_or_none(f[2]), "hidden": bool(f[3])} for f in facts],
     }
 
 
@@ -103,7 +102,7 @@ def list_mental_models(
             "subtype": r[2],
             "text": _preview(r[3]),
             "stale": bool(r[4]),
-            "date": _day(r[5]),
+            "date": day_or_none(r[5]),
         }
         for r in rows
     ]
@@ -125,8 +124,8 @@ def show_mental_model(conn: db.Connection, model_id: str) -> dict[str, Any]:
         "text": row["description"],
         "tags": tags,
         "stale": bool(row["is_stale"]),
-        "last_refreshed": _day(row["last_refreshed"]),
-        "updated": _day(row["updated_at"]),
+        "last_refreshed": day_or_none(row["last_refreshed"]),
+        "updated": day_or_none(row["updated_at"]),
         "current_version": _current(conn, "mental_models", model_id),
         "previous_version": row["parent_id"],
     }

@@ -11,11 +11,14 @@ against the tool's JSON schema: required fields, types, enums, ranges, unknown k
 JSON-serialisable dict: the result, or {"error": "..."} for bad input or a failure, so the agent loop
 can show the model what went wrong.
 
-Facts are immutable (docs/layers.md), which shapes the write tools:
-  - remember_fact inserts a fact with platform 'memory_tool' and metadata {"source": "user"};
-  - correct_fact inserts the replacement with metadata {"supersedes": <old id>} and hides the old one
-    beside it (fact_state, lifecycle/corrections.py): recall never returns it again, and what was built
-    on it is marked stale;
+Facts are immutable (docs/layers.md), which shapes the write tools. Both insert through facts.insert, with
+the writer's checks (a fact of at most 2000 characters) and its messages:
+  - remember_fact inserts a fact with platform 'memory_tool' and metadata {"source": "user"}; one a
+    visible fact already says (nearly the same words, within a day) is not inserted: the answer is that
+    fact's id, text and entities with "duplicate": true, and nothing is written or set off;
+  - correct_fact inserts the replacement (always: it is near the fact it corrects by nature) with metadata
+    {"supersedes": <old id>} and hides the old one beside it (fact_state, lifecycle/corrections.py):
+    recall never returns it again, and what was built on it is marked stale;
   - confirm_fact protects a fact from decay (rate 0, confidence 1; lifecycle/corrections.py);
   - forget without confirm=true only says what would be removed; with it, removes it everywhere
     (lifecycle/forget). The CLI's `forget` goes through the same call.
@@ -28,23 +31,23 @@ without a vector is embedded by the pipeline's next embeddings run).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from nexus_memory import mental_models
 from nexus_memory.agents import browse
 from nexus_memory.agents.writes import fact_side_effects, last_entity_rowid
 from nexus_memory.core import db
-from nexus_memory.core.ids import day_of, now_ms, ulid
+from nexus_memory.core.ids import day_or_none, now_ms
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.textcheck import MAX_PLATFORM_CHARS, one_line, unicode_problem
 from nexus_memory.core.tooling import Tool, ToolError, ToolRegistry, object_schema
+from nexus_memory.facts.insert import MAX_FACT_CHARS, Dedup, insert_fact
 from nexus_memory.facts.state import hidden_sql
 from nexus_memory.identity import store as identity
 from nexus_memory.identity.participant import Participant
-from nexus_memory.injection.participants import MAX_PARTICIPANTS
 from nexus_memory.lifecycle import corrections
 from nexus_memory.lifecycle.forget import TARGET_KINDS, ForgetError, Target, forget_or_preview
 from nexus_memory.mental_models.narrative import configured_narrator
@@ -56,12 +59,13 @@ from nexus_memory.recall.engine import (
     recall,
     resolve_entity,
 )
+from nexus_memory.recall.participants import MAX_PARTICIPANTS
 from nexus_memory.recall.query_entities import match_query_entities
 from nexus_memory.recall.results import RecallResult
 
 log = logging.getLogger(__name__)
 
-MAX_TEXT = 4_000  # characters of a remembered fact
+MAX_TEXT = 4_000  # characters of a reason
 MAX_QUERY = 10_000
 MAX_NAME = 256  # an entity name, platform or id argument
 MAX_TIME = 2**53  # time_after / time_before: unix ms (the engine's bound)
@@ -147,7 +151,7 @@ def result_dict(result: RecallResult) -> dict[str, Any]:
         "type": result.type,
         "text": result.text,
         "score": round(result.score, 5),
-        "date": iso_date(result.as_of),
+        "date": day_or_none(result.as_of),
         "entities": [e["name"] for e in result.entities],
     }
     if result.is_stale:
@@ -157,10 +161,6 @@ def result_dict(result: RecallResult) -> dict[str, Any]:
     if result.source_event_ids:
         out["source_event_ids"] = result.source_event_ids
     return out
-
-
-def iso_date(ms: int | None) -> str | None:
-    return None if ms is None else day_of(ms)
 
 
 def _get_context(
@@ -189,34 +189,64 @@ def _get_context(
 def _remember_fact(call: _Call, text: str, entities: list[str] | None = None) -> dict[str, Any]:
     entities_before = last_entity_rowid(call.stores)
     with call.stores.transaction():
-        fact_id, linked = _insert_fact(call, text.strip(), {"source": "user"}, entities or [])
-    side_effects = fact_side_effects(call.stores, fact_id, entities_before, call.embedder)
-    return {"fact_id": fact_id, "text": text.strip(), "entities": linked, "side_effects": side_effects}
+        written = _insert_fact(call, text, {"source": "user"}, entities or [], dedup="visible facts")
+    result = {"fact_id": written.fact_id, "text": written.text, "entities": written.entities}
+    if written.duplicate:  # nothing was written, so nothing is set off
+        return {**result, "duplicate": True}
+    return {**result, "side_effects": fact_side_effects(call.stores, written.fact_id, entities_before, call.embedder)}
+
+
+@dataclass(frozen=True)
+class _Written:
+    """A fact a write tool stored, or the stored near-duplicate that kept it out (`duplicate`: nothing written)."""
+
+    fact_id: str
+    text: str  # as stored
+    entities: list[str]  # names of the entities it is linked to
+    duplicate: bool
 
 
 def _insert_fact(
-    call: _Call, text: str, metadata: dict[str, Any], names: Sequence[str], extra_entity_ids: Sequence[str] = ()
-) -> tuple[str, list[str]]:
-    """Insert a tool-written fact linked to named entities (created if new) and to entities the text names."""
+    call: _Call,
+    text: str,
+    metadata: dict[str, Any],
+    names: Sequence[str],
+    extra_entity_ids: Sequence[str] = (),
+    *,
+    dedup: Dedup,
+) -> _Written:
+    """Insert a tool-written fact (facts.insert: the writer's checks and duplicate rule) linked to named entities
+    (created if new) and to entities the text names; or return the stored near-duplicate as it is."""
     conn, now = call.conn, now_ms()
-    fact_id = ulid(now)
-    conn.execute(
-        """INSERT INTO facts (id, text, as_of, ingested_at, source_event_id, metadata, created_at,
-               platform, thread_id, session_id) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, NULL, ?)""",
-        (fact_id, text, now, now, json.dumps(metadata), now, TOOL_PLATFORM, call.session_id),
+    inserted = insert_fact(
+        conn,
+        text,
+        now,
+        metadata=metadata,
+        ingested_at=now,
+        platform=TOOL_PLATFORM,
+        session_id=call.session_id,
+        dedup=dedup,
     )
-    entity_ids = [*extra_entity_ids]
-    entity_ids += [
-        identity.resolve_or_create(conn, n.strip(), "unknown", source="user", seen_at=now) for n in names if n.strip()
-    ]
-    entity_ids += match_query_entities(conn, text)  # entities the text names that we already know
-    entity_ids = list(dict.fromkeys(entity_ids))
-    conn.executemany(
-        "INSERT OR IGNORE INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)",
-        [(fact_id, e, now) for e in entity_ids],
-    )
+    fact_id, duplicate = inserted["fact_id"], inserted["status"] == "duplicate"
+    stored = _fact_row(conn, fact_id)["text"]
+    if duplicate:
+        entity_ids = [r[0] for r in conn.execute("SELECT entity_id FROM fact_entities WHERE fact_id = ?", (fact_id,))]
+    else:
+        entity_ids = [*extra_entity_ids]
+        entity_ids += [
+            identity.resolve_or_create(conn, n.strip(), "unknown", source="user", seen_at=now)
+            for n in names
+            if n.strip()
+        ]
+        entity_ids += match_query_entities(conn, stored)  # entities the text names that we already know
+        entity_ids = list(dict.fromkeys(entity_ids))
+        conn.executemany(
+            "INSERT OR IGNORE INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)",
+            [(fact_id, e, now) for e in entity_ids],
+        )
     names_of = _entity_names(conn, entity_ids)
-    return fact_id, [names_of[e] for e in entity_ids if e in names_of]
+    return _Written(fact_id, stored, [names_of[e] for e in entity_ids if e in names_of], duplicate)
 
 
 def _entity_names(conn: db.Connection, entity_ids: list[str]) -> dict[str, str]:
@@ -245,16 +275,17 @@ def _correct_fact(call: _Call, fact_id: str, new_text: str, reason: str | None =
         metadata = {"source": "user", "supersedes": fact_id, "original_platform": old["platform"]}
         if reason:
             metadata["reason"] = reason
-        new_id, linked = _insert_fact(call, new_text.strip(), metadata, [], old_entities)
-        stale = corrections.supersede(conn, fact_id, new_id, now_ms())
+        # A correction is always written: it is near the fact it corrects by nature (facts.insert).
+        written = _insert_fact(call, new_text, metadata, [], old_entities, dedup="off")
+        stale = corrections.supersede(conn, fact_id, written.fact_id, now_ms())
     return {
-        "fact_id": new_id,
+        "fact_id": written.fact_id,
         "supersedes": fact_id,
         "old_text": old["text"],
-        "text": new_text.strip(),
-        "entities": linked,
+        "text": written.text,
+        "entities": written.entities,
         **stale,
-        "side_effects": fact_side_effects(call.stores, new_id, entities_before, call.embedder),
+        "side_effects": fact_side_effects(call.stores, written.fact_id, entities_before, call.embedder),
     }
 
 
@@ -268,7 +299,7 @@ def _memory_stats(call: _Call) -> dict[str, Any]:
     return {
         "counts": call.stores.counts(),
         "latest_fact_as_of": latest,
-        "latest_fact_date": iso_date(latest),
+        "latest_fact_date": day_or_none(latest),
         "latest_fact_ingested_at": ingested,
     }
 
@@ -307,7 +338,7 @@ def _get_entity_info(call: _Call, entity: str, limit: int = 20) -> dict[str, Any
         "entity": dict(row),
         "aliases": [dict(zip(("alias", "alias_type", "platform"), a, strict=True)) for a in aliases],
         "merged": [dict(zip(("id", "name", "type"), m, strict=True)) for m in merged],
-        "facts": [{"id": f[0], "text": f[1], "date": iso_date(f[2]), "platform": f[3]} for f in facts],
+        "facts": [{"id": f[0], "text": f[1], "date": day_or_none(f[2]), "platform": f[3]} for f in facts],
         "other_matches": others,
     }
 
@@ -492,14 +523,15 @@ REGISTRY = ToolRegistry(
         ),
         Tool(
             "remember_fact",
-            "Save one fact the user wants remembered, as a short standalone sentence.",
+            "Save one fact the user wants remembered, as a short standalone sentence. A fact already stored (nearly "
+            "the same words, within a day) is not saved again: the answer is that fact, with duplicate=true.",
             object_schema(
                 {
                     "text": {
                         "type": "string",
                         "minLength": 1,
-                        "maxLength": MAX_TEXT,
-                        "description": "The fact, e.g. 'Sarah's birthday is on 4 July'.",
+                        "description": f"The fact (at most {MAX_FACT_CHARS} characters), e.g. 'Sarah's birthday is on "
+                        "4 July'.",
                     },
                     "entities": {
                         "type": "array",
@@ -521,8 +553,7 @@ REGISTRY = ToolRegistry(
                     "new_text": {
                         "type": "string",
                         "minLength": 1,
-                        "maxLength": MAX_TEXT,
-                        "description": "The corrected fact.",
+                        "description": f"The corrected fact (at most {MAX_FACT_CHARS} characters).",
                     },
                     "reason": {"type": "string", "maxLength": MAX_TEXT, "description": "Why it was wrong (optional)."},
                 },

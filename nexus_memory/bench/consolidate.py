@@ -1,4 +1,4 @@
-"""Consolidation benchmark on LoCoMo-format data: what Layers 3 and 4 hold, what they cost, whether a second
+"""Consolidation benchmark on LoCoMo-format data: what layers 5 and 6 hold, what they cost, whether a second
 run changes anything, and how much of a question's evidence an agent's context block covers.
 
 For each conversation, in fresh stores: ingest, then day by day (as the sensors would run it) group

@@ -1,12 +1,14 @@
 """Identifiers and the clock: ULIDs for rows we create, stable hashes for rows derived from content,
-now and the UTC day of a timestamp (timestamps are unix milliseconds everywhere)."""
+now, and the one place a timestamp is written as a day (timestamps are unix milliseconds everywhere)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import time
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
+
+from nexus_memory.core import calendar_words
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
@@ -32,6 +34,31 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def utc_date(ms: int) -> date:
+    """The UTC calendar day of a unix-ms timestamp."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).date()
+
+
 def day_of(ms: int) -> str:
     """The UTC day of a unix-ms timestamp, 'YYYY-MM-DD' (an event's partition day)."""
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
+    return utc_date(ms).strftime("%Y-%m-%d")
+
+
+def day_or_none(ms: int | None) -> str | None:
+    """day_of, or None for a row without that time."""
+    return None if ms is None else day_of(ms)
+
+
+def day_month_year_of(ms: int) -> str:
+    """The UTC day in words, '7 May 2023': how prompts and reports write a fact's date."""
+    return calendar_words.day_month_year(utc_date(ms))
+
+
+def month_year_of(ms: int) -> str:
+    """The UTC month in words, 'May 2023'."""
+    return calendar_words.month_year(utc_date(ms))
+
+
+def minute_of(ms: int) -> str:
+    """The UTC minute, '2023-05-07T14:03Z'."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%MZ")

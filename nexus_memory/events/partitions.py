@@ -10,9 +10,10 @@ event's own ledger day, so they do not move when "today" does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 
 from nexus_memory.core.config import Settings
+from nexus_memory.core.ids import day_of, now_ms
 from nexus_memory.core.stores import Stores
 
 
@@ -28,7 +29,7 @@ def split_partition_key(key: str) -> tuple[str, str]:
 
 
 def utc_today() -> str:
-    return datetime.now(tz=UTC).strftime("%Y-%m-%d")
+    return day_of(now_ms())
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,9 @@ person wrote is lost, and an edit based on a version that has been replaced sinc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from nexus_memory.core import db
-from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.ids import day_of, now_ms, ulid
 from nexus_memory.core.textcheck import one_line, unicode_problem
 from nexus_memory.identity.entity import Entity
 
@@ -119,7 +118,7 @@ def record_review(conn: db.Connection, a: Entity | None, b: Entity | None, statu
     """The line a person's review of "b is a" leaves: a rule not to merge them, or an alias to use."""
     if a is None or b is None:
         return
-    day = datetime.fromtimestamp(now_ms() / 1000, UTC).strftime("%Y-%m-%d")
+    day = day_of(now_ms())
     who, whom = _named(b), _named(a)
     why = one_line(reason, MAX_NAME_CHARS)
     if status == "rejected":

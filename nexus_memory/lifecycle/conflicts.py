@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from nexus_memory.core import db
-from nexus_memory.core.ids import now_ms
+from nexus_memory.core.ids import day_of, now_ms
 from nexus_memory.core.stores import Stores
 from nexus_memory.facts import state
 from nexus_memory.facts.state import hidden_sql
@@ -206,8 +205,8 @@ def _judge_llm(conn: db.Connection, client: LLMClient, fact: Fact) -> list[Confl
                 shown.setdefault(other.id, (other, entity_id))
     if not shown:
         return []
-    lines = [f"NEW ({_day(fact.as_of)}): {fact.text}", "EARLIER:"]
-    lines += [f"- {f.id} ({_day(f.as_of)}): {f.text}" for f, _ in shown.values()]
+    lines = [f"NEW ({day_of(fact.as_of)}): {fact.text}", "EARLIER:"]
+    lines += [f"- {f.id} ({day_of(f.as_of)}): {f.text}" for f, _ in shown.values()]
     messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
 
     def names_only_shown_facts(answer: dict[str, Any]) -> None:
@@ -227,7 +226,3 @@ def _judge_llm(conn: db.Connection, client: LLMClient, fact: Fact) -> list[Confl
         old, new = (other, fact) if other.as_of < fact.as_of else (fact, other)
         found.append(Conflict(old.id, new.id, entity_id, str(item.get("statement") or "llm")[:40]))
     return found
-
-
-def _day(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")

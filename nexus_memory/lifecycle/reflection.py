@@ -15,11 +15,10 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from nexus_memory.core import db
-from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.ids import day_of, now_ms, ulid
 from nexus_memory.core.stores import Stores
 from nexus_memory.facts.state import hidden_sql
 from nexus_memory.lifecycle import runs
@@ -150,7 +149,7 @@ def display_name(conn: db.Connection, entity_id: str) -> str:
 def render_digest(digest: dict[str, Any]) -> str:
     """The offline reflection: a few plain lines, the same for the same week."""
     lines = [
-        f"Week of {_day(digest['start'])} to {_day(digest['end'])}: {digest['facts']} new facts"
+        f"Week of {day_of(digest['start'])} to {day_of(digest['end'])}: {digest['facts']} new facts"
         f" from {digest['platforms']} platform{'s' if digest['platforms'] != 1 else ''}."
     ]
     if digest["active"]:
@@ -160,7 +159,7 @@ def render_digest(digest: dict[str, Any]) -> str:
         lines += [f"- {c['after']} (before: {c['before']})" for c in digest["changes"]]
     if digest["open"]:
         lines.append("Open action items, commitments and decisions:")
-        lines += [f"- {o['text']} ({o['type'].replace('_', ' ')}, {_day(o['as_of'])})" for o in digest["open"]]
+        lines += [f"- {o['text']} ({o['type'].replace('_', ' ')}, {day_of(o['as_of'])})" for o in digest["open"]]
     return "\n".join(lines)
 
 
@@ -202,7 +201,7 @@ def _save(conn: db.Connection, text: str, digest: dict[str, Any], parent_id: str
                VALUES (?, ?, ?, ?, NULL, ?, ?, 0, 'weekly', ?, ?, ?)""",
             (
                 model_id,
-                f"Weekly reflection {_day(digest['start'])} to {_day(digest['end'])}",
+                f"Weekly reflection {day_of(digest['start'])} to {day_of(digest['end'])}",
                 text,
                 SUBTYPE,
                 json.dumps(["weekly", "protected"]),
@@ -213,7 +212,3 @@ def _save(conn: db.Connection, text: str, digest: dict[str, Any], parent_id: str
             ),
         )
     return model_id
-
-
-def _day(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")

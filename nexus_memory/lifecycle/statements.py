@@ -17,7 +17,8 @@ from dataclasses import dataclass
 _SUBJECT = r"(?P<subject>[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,3}|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
 _ADVERBS = r"(?:(?:now|currently|still|also|recently|finally|officially|just)\s+){0,2}"
 _VALUE = r"(?P<value>(?:the\s+)?[\w&'.-]+(?:\s+[\w&'.-]+){0,3}?)"
-_STOP = (
+# Where a value ends: a word that opens a clause or a time, or punctuation (a boundary, not a stopword list).
+_VALUE_END = (
     r"(?=\s+(?:for|because|with|since|after|before|and|but|to|on|at|as|last|this|next|now|in|when|while|"
     r"from|until|where|who|which|again|together|yesterday|today)\b|\s*[,.;:!?()]|\s*$)"
 )
@@ -42,7 +43,7 @@ class Statement:
 
 
 def _pattern(kind: str, verbs: str, value: str = _VALUE) -> tuple[str, re.Pattern[str]]:
-    return kind, re.compile(rf"^\s*{_SUBJECT}\s+{_ADVERBS}(?:{verbs})\s+{value}{_STOP}")
+    return kind, re.compile(rf"^\s*{_SUBJECT}\s+{_ADVERBS}(?:{verbs})\s+{value}{_VALUE_END}")
 
 
 _PATTERNS = (
@@ -53,7 +54,7 @@ _PATTERNS = (
     _pattern("role", r"works\s+as|is\s+working\s+as", rf"(?:an?\s+){_VALUE}"),
     _pattern("partner", r"is\s+(?:married\s+to|engaged\s+to|dating|in\s+a\s+relationship\s+with)"),
 )
-_FAVORITE = re.compile(rf"^\s*{_SUBJECT}(?:'s|')\s+favou?rite\s+(?P<key>\w+(?:\s+\w+)?)\s+is\s+{_VALUE}{_STOP}")
+_FAVORITE = re.compile(rf"^\s*{_SUBJECT}(?:'s|')\s+favou?rite\s+(?P<key>\w+(?:\s+\w+)?)\s+is\s+{_VALUE}{_VALUE_END}")
 
 
 def read_statement(text: str) -> Statement | None:

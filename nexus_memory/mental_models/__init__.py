@@ -1,4 +1,4 @@
-"""Layer 4: mental models (versioned reports over observations, facts, episodes and derived events) and
+"""Layer 6, mental models: versioned reports over observations, facts, episodes and derived events, and
 their dossiers. See api.py for the operations and report.py for what a report holds."""
 
 from nexus_memory.mental_models.api import (

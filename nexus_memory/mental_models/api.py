@@ -1,4 +1,4 @@
-"""Mental models (Layer 4): create from a name and a question, pin, refresh, and the emergent ones.
+"""Mental models (layer 6): create from a name and a question, pin, refresh, and the emergent ones.
 
 - `create_model(stores, "Caroline's career", "What does Caroline want to do for work?")`: a structural
   model; its entity is taken from `entity` or from the names in the name and question.

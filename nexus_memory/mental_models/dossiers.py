@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from nexus_memory.core.ids import day_month_year_of
 from nexus_memory.core.stores import Stores
 from nexus_memory.mental_models.store import Model, list_current
-from nexus_memory.observations.slots import day_month_year
 
 STALE_BANNER = (
     "> **Stale**: memory has changed since this version was written. "
@@ -30,7 +30,7 @@ def render_dossier(model: Model) -> str:
     if model.is_stale:
         lines += ["", STALE_BANNER.format(root=model.root_id)]
     lines += ["", model.description.rstrip(), "", "---"]
-    refreshed = day_month_year(model.last_refreshed) if model.last_refreshed else "never"
+    refreshed = day_month_year_of(model.last_refreshed) if model.last_refreshed else "never"
     footer = f"Version {model.version} ({model.id}), {model.subtype}, refreshed {refreshed}"
     if model.tags:
         footer += f", tags: {', '.join(model.tags)}"

@@ -18,8 +18,8 @@ import re
 from typing import Any
 
 from nexus_memory.core.config import Settings
+from nexus_memory.core.ids import day_month_year_of
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
-from nexus_memory.observations.slots import day_month_year
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class Narrator:
         """(description, cited fact ids): the narrative, or the offline report when the model fails."""
         facts = sorted(facts, key=lambda f: (f["as_of"], f["id"]))[-MAX_FACTS:]
         refs = {f"f{i}": fact for i, fact in enumerate(facts, 1)}
-        listing = "\n".join(f"[{ref}] {day_month_year(f['as_of'])}: {f['text']}" for ref, f in refs.items())
+        listing = "\n".join(f"[{ref}] {day_month_year_of(f['as_of'])}: {f['text']}" for ref, f in refs.items())
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {
@@ -121,6 +121,6 @@ def _render(
         lines.append("## Cited facts")
         for ref, fact in zip(refs, facts, strict=True):
             event = f" ({fact['source_event_id']})" if fact.get("source_event_id") else ""
-            lines.append(f"- [{ref}] {day_month_year(fact['as_of'])}: {fact['text']}{event}")
+            lines.append(f"- [{ref}] {day_month_year_of(fact['as_of'])}: {fact['text']}{event}")
     lines.append(basis_marker(report_text))
     return "\n".join(lines) + "\n"

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_memory.core import db
+from nexus_memory.core.ids import day_month_year_of
 from nexus_memory.core.stores import Stores
 from nexus_memory.observations import store as observations
-from nexus_memory.observations.slots import day_month_year
 from nexus_memory.observations.subjects import load_entities
 
 MAX_OBSERVATIONS = 12
@@ -103,7 +103,7 @@ def _who(conn: db.Connection, entity_id: str) -> list[str]:
     if contacts:
         lines.append(f"- Contact handles: {', '.join(contacts)}")
     if facts:
-        lines.append(f"- {facts} facts, from {day_month_year(first)} to {day_month_year(last)}")
+        lines.append(f"- {facts} facts, from {day_month_year_of(first)} to {day_month_year_of(last)}")
     return lines
 
 
@@ -193,7 +193,7 @@ def _derived(conn: db.Connection, entity_id: str) -> tuple[list[str], list[str]]
         if items:
             lines += ["", f"## {title}"]
             lines += [
-                f"- {day_month_year(r['as_of'])} ({r['type'].replace('_', ' ')}): {r['content']}"
+                f"- {day_month_year_of(r['as_of'])} ({r['type'].replace('_', ' ')}): {r['content']}"
                 for r in sorted(items, key=lambda r: (r["as_of"], r["id"]))
             ]
     return [r["id"] for r in rows], lines
@@ -215,7 +215,7 @@ def _episodes(conn: db.Connection, entity_id: str) -> tuple[list[str], list[str]
     lines = ["", "## Recent episodes"]
     for r in rows:
         opening = " ".join((r["opening"] or "").split())[:100]
-        lines.append(f"- {day_month_year(r['end_time'])}, {r['platform']}, {r['event_count']} events: “{opening}”")
+        lines.append(f"- {day_month_year_of(r['end_time'])}, {r['platform']}, {r['event_count']} events: “{opening}”")
     return [r["id"] for r in rows], lines
 
 

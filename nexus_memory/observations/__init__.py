@@ -1,4 +1,4 @@
-"""Layer 3: consolidation of facts into observations (a background job; docs/layers.md).
+"""Layer 5, observations: consolidation of facts into observations (a background job; docs/layers.md).
 
 `consolidate(stores, pick_consolidator(settings))` consolidates every pending fact: with the writer's LLM
 when one is configured, else with the offline rules (the default of `consolidate(stores)`).

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from nexus_memory.core.config import Settings
+from nexus_memory.core.ids import day_month_year_of
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
 from nexus_memory.observations.actions import Action, ConsolidationFailed, Plan
 from nexus_memory.observations.duplicates import similar
-from nexus_memory.observations.slots import day_month_year
 from nexus_memory.observations.store import ObservationState
 from nexus_memory.observations.view import EntityView, FactInput
 
@@ -148,13 +148,13 @@ def related(fact: FactInput, view: EntityView) -> _Shown:
 def render_input(fact: FactInput, view: EntityView, shown: _Shown) -> str:
     lines = [
         f"Subject: {view.entity.display} ({view.entity.type}, id {view.entity.id})",
-        f"New fact ({day_month_year(fact.as_of)}): {fact.text}",
+        f"New fact ({day_month_year_of(fact.as_of)}): {fact.text}",
         "",
         "Existing observations about the subject:",
     ]
     lines += [f"[{ref}] {state.text}" for ref, state in shown.observations.items()] or ["(none)"]
     lines += ["", "Related earlier facts not in any observation:"]
-    lines += [f"[{ref}] ({day_month_year(f.as_of)}) {f.text}" for ref, f in shown.facts.items()] or ["(none)"]
+    lines += [f"[{ref}] ({day_month_year_of(f.as_of)}) {f.text}" for ref, f in shown.facts.items()] or ["(none)"]
     return "\n".join(lines)
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nexus_memory.observations.slots import Slot, change_sentence, day_month_year
+from nexus_memory.core.ids import day_month_year_of
+from nexus_memory.observations.slots import Slot, change_sentence
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ def header(subject: str, topic: str) -> str:
 
 
 def fact_line(fact: MemberFact) -> str:
-    return f"- {day_month_year(fact.as_of)}: {' '.join(fact.text.split())}"
+    return f"- {day_month_year_of(fact.as_of)}: {' '.join(fact.text.split())}"
 
 
 def render_observation(subject: str, topic: str, facts: Sequence[MemberFact]) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+
+from nexus_memory.core.ids import day_month_year_of, month_year_of
 
 # A proper name (capitalised words, with a few lower-case joiners), or failing that a short phrase.
 _PROPER = r"(?:[A-Z][\w'&.-]*)(?:\s+(?:of|de|la|du|the|and|&|[A-Z][\w'&.-]*))*(?<![\s,.])"
@@ -107,15 +108,6 @@ def _norm(value: str) -> str:
     return re.sub(r"^(?:the|a|an)\s+", "", value.lower()).strip()
 
 
-def month_year(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%B %Y")
-
-
-def day_month_year(ms: int) -> str:
-    day = datetime.fromtimestamp(ms / 1000, UTC)
-    return f"{day.day} {day.strftime('%B %Y')}"
-
-
 def change_sentence(subject: str, stated: list[tuple[int, Slot]]) -> str | None:
     """'<subject> used to … until <date>; since <date> <subject> …' for one attribute, None if it never changed.
 
@@ -136,12 +128,12 @@ def change_sentence(subject: str, stated: list[tuple[int, Slot]]) -> str | None:
     parts = []
     for i, (value, _, last) in enumerate(periods[:-1]):
         start_next = periods[i + 1][1]
-        fmt = day_month_year if month_year(last) == month_year(start_next) else month_year
+        fmt = day_month_year_of if month_year_of(last) == month_year_of(start_next) else month_year_of
         text = past.format(value=value, key=key) if i == 0 else f"then {_bare(past).format(value=value, key=key)}"
         parts.append(f"{text} until {fmt(last)}")
     value, first, _ = periods[-1]
     previous_last = periods[-2][2]
-    fmt = day_month_year if month_year(previous_last) == month_year(first) else month_year
+    fmt = day_month_year_of if month_year_of(previous_last) == month_year_of(first) else month_year_of
     now = present.format(value=value, key=key)
     return f"{subject} {', '.join(parts)}; since {fmt(first)} {subject} {now}."
 

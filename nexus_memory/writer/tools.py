@@ -2,87 +2,21 @@
 
 `recall`, `insert_fact`, `create_entity`, `link_fact_entity`, `insert_causal_link`, `propose_merge`.
 Every tool validates its arguments and raises `ToolError` with a message an LLM can act on.
-`insert_fact` also guards against near-duplicates (Jaccard >= 0.75 in the same time
-neighbourhood), so a rerun never adds a fact twice whatever the caller does.
+`insert_fact` is facts.insert, the one way a fact is stored (the agents' too): it also guards against
+near-duplicates (Jaccard >= 0.75 in the same time neighbourhood), so a rerun never adds a fact twice
+whatever the caller does.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from typing import Any
 
-from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.ids import now_ms
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.tooling import ToolError  # the one tool error, also for callers importing it from here
+from nexus_memory.facts.insert import insert_fact
 from nexus_memory.identity import store as identity
-
-DEDUP_JACCARD = 0.75
-DEDUP_WINDOW_MS = 24 * 3600 * 1000
-MAX_FACT_CHARS = 2000
-_WORD = re.compile(r"\w+", re.UNICODE)
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "it",
-        "this",
-        "that",
-        "i",
-        "you",
-        "he",
-        "she",
-        "we",
-        "they",
-        "my",
-        "your",
-        "his",
-        "her",
-        "our",
-        "their",
-        "me",
-        "him",
-        "us",
-        "them",
-        "so",
-        "just",
-        "very",
-        "really",
-    ]
-)
-
-
-def content_tokens(text: str) -> set[str]:
-    """Lower-cased content words, the unit of the dedup Jaccard."""
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
-
-
-@functools.lru_cache(maxsize=65_536)
-def _fact_tokens(text: str) -> frozenset[str]:
-    """content_tokens of a stored fact's text, remembered: the same facts are compared again and again."""
-    return frozenset(content_tokens(text))
-
-
-def jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 class WriterTools:
@@ -142,30 +76,6 @@ class WriterTools:
         ]
 
     # -- write ------------------------------------------------------------------------------
-    def find_duplicate(self, text: str, as_of: int) -> str | None:
-        """The fact with the most nearly the same words within a day of as_of (Jaccard >= 0.75), if any.
-
-        The day either side comes first (the as_of index), then words are compared: a backfill
-        writes in time order, so the cost per fact stays that of one busy day however much history
-        is already stored (a keyword search over all time first made a backfill quadratic).
-        """
-        tokens = content_tokens(text)
-        if not tokens:
-            return None
-        # Jaccard is at most the ratio of the two set sizes, so most rows are ruled out by size alone.
-        fewest, most = len(tokens) * DEDUP_JACCARD, len(tokens) / DEDUP_JACCARD
-        best, best_score = None, 0.0
-        for fact_id, other in self.conn.execute(
-            "SELECT id, text FROM facts WHERE as_of BETWEEN ? AND ? ORDER BY as_of, rowid",
-            (as_of - DEDUP_WINDOW_MS, as_of + DEDUP_WINDOW_MS),
-        ):
-            words = _fact_tokens(other)
-            if fewest <= len(words) <= most:
-                score = jaccard(tokens, words)
-                if score >= DEDUP_JACCARD and score > best_score:  # the first of equally close facts
-                    best, best_score = fact_id, score
-        return best
-
     def insert_fact(
         self,
         text: str,
@@ -175,56 +85,20 @@ class WriterTools:
         metadata: dict[str, Any] | None = None,
         context: str | None = None,
     ) -> dict[str, Any]:
-        """Store a new fact unless a near-duplicate exists. Returns {fact_id, status}."""
-        if not isinstance(text, str) or not text.strip():
-            raise ToolError("insert_fact needs a non-empty 'text'")
-        if len(text) > MAX_FACT_CHARS:
-            raise ToolError(f"fact text is {len(text)} characters; keep facts atomic (< {MAX_FACT_CHARS})")
-        if not isinstance(as_of, int) or isinstance(as_of, bool) or not 0 <= as_of < 4_102_444_800_000:
-            raise ToolError("insert_fact needs 'as_of' as unix milliseconds")
-        if metadata is not None and not isinstance(metadata, dict):
-            raise ToolError("'metadata' must be an object")
-        event = None
-        if source_event_id is not None:
-            event = self.conn.execute(
-                "SELECT platform, thread_id, session_id, direction, as_of FROM events WHERE id = ?",
-                (source_event_id,),
-            ).fetchone()
-            if event is None:
-                raise ToolError(f"unknown source_event_id {source_event_id!r}")
-        text = " ".join(text.split())
-        duplicate = self.find_duplicate(text, as_of)
-        if duplicate:
-            return {"fact_id": duplicate, "status": "duplicate"}
-        fact_id = ulid()
-        meta = {"writer": self.writer, "writer_run_id": self.writer_run_id, "episode_id": self.episode_id}
-        if event is not None:
-            meta.update(
-                platform=event["platform"],
-                thread_id=event["thread_id"],
-                session_id=event["session_id"],
-                direction=event["direction"],
-            )
-        meta.update(metadata or {})
-        self.conn.execute(
-            """INSERT INTO facts (id, text, context, as_of, ingested_at, source_event_id, metadata, created_at,
-                   platform, thread_id, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            (
-                fact_id,
-                text,
-                context,
-                as_of,
-                ingested_at if ingested_at is not None else (event["as_of"] if event else now_ms()),
-                source_event_id,
-                json.dumps(meta, ensure_ascii=False),
-                now_ms(),
-                meta.get("platform"),
-                meta.get("thread_id"),
-                meta.get("session_id"),
-            ),
+        """Store a new fact unless a near-duplicate exists (facts.insert). Returns {fact_id, status}."""
+        result = insert_fact(
+            self.conn,
+            text,
+            as_of,
+            metadata=metadata,
+            provenance={"writer": self.writer, "writer_run_id": self.writer_run_id, "episode_id": self.episode_id},
+            source_event_id=source_event_id,
+            ingested_at=ingested_at,
+            context=context,
         )
-        self.facts_written.append(fact_id)
-        return {"fact_id": fact_id, "status": "inserted"}
+        if result["status"] == "inserted":
+            self.facts_written.append(result["fact_id"])
+        return result
 
     def create_entity(
         self, name: str, type: str, normalized: str | None = None, source: str = "inferred"

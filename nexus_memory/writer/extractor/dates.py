@@ -13,6 +13,7 @@ from nexus_memory.core.calendar_words import (
     month_number,
     month_year,
 )
+from nexus_memory.core.ids import utc_date
 
 _MONTH = "(?P<m>" + month_alternation() + ")"
 # Explicit day-precise dates: "12 March 2024", "March 12th, 2024", "March 12", "2024-03-12".
@@ -129,7 +130,7 @@ def annotate_relative_dates(text: str, as_of_ms: int) -> tuple[str, list[str]]:
     """Append '(on 7 May 2023)'-style dates after relative time phrases; return the date mentions."""
     if ANNOTATION_RE.search(text):
         return text, []
-    today = datetime.fromtimestamp(as_of_ms / 1000, tz=UTC).date()
+    today = utc_date(as_of_ms)
     spans: list[tuple[int, int, str, str]] = []
 
     def add(match: re.Match[str], resolved: tuple[str, str] | None) -> None:
@@ -166,7 +167,7 @@ def explicit_date(text: str, default_ms: int) -> tuple[int, list[str]]:
     date entities.
     """
     bare = ANNOTATION_RE.sub("", text)
-    default_year = datetime.fromtimestamp(default_ms / 1000, tz=UTC).year
+    default_year = utc_date(default_ms).year
     found: list[tuple[int, date]] = []
     for pattern in (DATE_DMY_RE, DATE_MDY_RE, DATE_ISO_RE):
         for match in pattern.finditer(bare):

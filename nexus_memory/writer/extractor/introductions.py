@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from nexus_memory.writer.extractor.words import INTRO_STOP, NOT_NAMES, PLACES
+from nexus_memory.writer.extractor.words import INTRO_NOT_NAMES, NOT_NAMES, PLACES
 
 # A name given in an introduction: "I'm Marcus", "my name is Marcus", "this is Marcus", "call me Marcus".
 INTRO_RE = re.compile(
@@ -26,7 +26,7 @@ def intro_ok(match: re.Match[str]) -> bool:
         return False  # "what I'm Reading" mid-clause is not an introduction
     name = match.group("name")
     first = name.split()[0]
-    if first.lower() in INTRO_STOP or first in NOT_NAMES or first in PLACES:
+    if first.lower() in INTRO_NOT_NAMES or first in NOT_NAMES or first in PLACES:
         return False
     cue = match.group("cue").lower().replace("\u2019", "'")
     rest = match.string[match.end() : match.end() + 3]

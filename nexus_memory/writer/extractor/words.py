@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import re
 
+from nexus_memory.core import words as core_words
+from nexus_memory.core.words import word_set
+
 # Tokens for word-level heuristics (keeps contractions and possessives together).
 WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
-
-
-def _words(text: str) -> frozenset[str]:
-    """A word list written as whitespace-separated text (easier to read and edit than a literal)."""
-    return frozenset(text.split())
 
 
 # Words that end a sentence with a period without ending the sentence.
@@ -42,22 +40,19 @@ ABBREVIATIONS = frozenset(
     }
 )
 
-# Function words; used for the chatter test and the "said" prefix decision.
-STOPWORDS = _words("""
-a about above after again against all also am an and any are aren't as at be because been before being
-below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
-during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
-here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
-let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
-out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their
-theirs them themselves then there there's these they they'd they'll they're they've this those through
-to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
-where where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
-you've your yours yourself yourselves just really will gonna wanna got get gets getting
+# Function words, for the chatter test and the "said" prefix decision: the one list with its contractions whole
+# (WORD_RE keeps "don't" whole, so the halves d, ll, m, re, s, t, ve are left out) and the verbs of chat; not
+# "now", which says when ("now I work at Acme"; as a stopword it changes the facts of LoCoMo's turns).
+STOPWORDS = (core_words.STOPWORDS - {"d", "ll", "m", "now", "re", "s", "t", "ve"}) | word_set("""
+also cannot get gets getting gonna got ought really wanna
+aren't can't couldn't didn't doesn't don't hadn't hasn't haven't he'd he'll he's here's how's i'd i'll i'm
+i've isn't it's let's mustn't shan't she'd she'll she's shouldn't that's there's they'd they'll they're
+they've wasn't we'd we'll we're we've weren't what's when's where's who's why's won't wouldn't you'd
+you'll you're you've
 """)
 
 # Words that make a sentence chatter when nothing else is in it ("That's really cool, thanks!").
-FILLER_WORDS = _words("""
+FILLER_WORDS = word_set("""
 hey hi hiya hello oh ooh wow whoa yeah yea yep yup yes no nope nah ok okay well haha hahaha hah hehe lol
 aww aw ah ahh omg hmm um thanks thank cheers congrats congratulations sure totally absolutely definitely
 exactly indeed right true agreed man dude wait awesome great cool nice amazing wonderful sweet gosh ugh
@@ -69,7 +64,7 @@ nice fab fabulous wow hope hoping guess think mean know yeah ya yo pretty quite 
 """)
 
 # Capitalised words that are not names when they appear mid-sentence.
-NOT_NAMES = _words("""
+NOT_NAMES = word_set("""
 I I'm I've I'll I'd OK Ok Okay Hey Hi Hello Oh Wow Yes No Yeah Yep Thanks Thank The A An This That These
 Those It Its He She We They You Your My Our Their His Her Me Him Us Them Mom Mum Dad Mother Father
 Grandma Grandpa Sis Bro Lol Haha Omg Btw Sorry Please Congrats Congratulations Cheers Mr Mrs Ms Dr
@@ -79,7 +74,7 @@ Yesterday Tonight God Mon Tue Tues Wed Thu Thurs Fri Sat Sun Jan Feb Mar Apr Jun
 """)
 
 # Words that cannot follow "I'm" as a name ("I'm Happy", "I'm Sorry", "I'm Going") and nationalities.
-INTRO_STOP = _words("""
+INTRO_NOT_NAMES = word_set("""
 happy sorry going glad fine good great okay ok not so just back here there really also still sure excited
 tired busy new done ready home sad thankful grateful proud lucky curious nervous scared afraid worried
 hungry bored free available in on at from with about always never currently now trying thinking working
@@ -92,28 +87,28 @@ their all both afraid sure well sick late early first last glad thrilled stoked 
 """)
 
 # Nationality, language and faith words: capitalised, but neither people nor places.
-NATIONALITIES = _words("""
+NATIONALITIES = word_set("""
 American Canadian British English French German Italian Spanish Mexican Chinese Japanese Korean Indian Irish
 Scottish Australian Russian Brazilian Jewish Christian Muslim Catholic Buddhist Hindu Dutch Swedish Greek
 Portuguese Polish Turkish Arabic Latin African European Asian Latino Latina Hispanic Thai Vietnamese
 """)
 # Subject-like words that may start a clause (for compound splits).
-SUBJECT_WORDS = _words("""
+SUBJECT_WORDS = word_set("""
 i i'm i've i'll i'd we we're we've we'll we'd you you're you've you'll he he's she she's it it's they
 they're they've that that's this there there's here my our your his her their the a an these those
 everyone everything someone something nobody nothing people
 """)
 
 # Words that open a question ("What ...", "Did you ...", "Can I ..."): such a sentence states nothing.
-QUESTION_OPENERS = _words(
+QUESTION_OPENERS = word_set(
     "what how why where when who whom whose which do does did is are was were can could "
     "would will should shall have has had any anything anyone am isn't aren't don't "
     "didn't doesn't won't"
 )
 # Personal pronouns that are always subjects: the word after one is taken as a verb.
-SUBJECT_PRONOUNS = _words("i we you they he she")
+SUBJECT_PRONOUNS = word_set("i we you they he she")
 # Auxiliary and very common verbs (in any person) that mark a clause.
-AUX_VERBS = _words("""
+AUX_VERBS = word_set("""
 am is are was were be been being has have had do does did will would can could should shall may might
 must 'm 's 're 've 'll 'd gonna wanna can't won't don't doesn't didn't isn't aren't wasn't weren't
 haven't hasn't hadn't couldn't wouldn't shouldn't got get gets go goes went gone make makes made take
@@ -123,7 +118,7 @@ finds start starts started come comes came
 """)
 
 # Irregular past tenses (no -ed to spot them by).
-IRREGULAR_PAST = _words("""
+IRREGULAR_PAST = word_set("""
 bought brought caught taught thought fought sought ran began swam sang rang drank drove rode wrote spoke broke
 chose froze woke wore tore bore threw grew knew flew drew blew ate fell held told sold sent spent lent built
 left felt kept slept swept meant met led fed fled read heard paid laid said stood understood won lost shot
@@ -132,7 +127,7 @@ found had was were began sank shook stole rose drew beat bent bled dealt dreamt 
 learnt burnt spelt leapt retook
 """)
 # Base-form verbs that take an -s when the subject becomes a third-person name ("I love" -> "Ann loves").
-PRESENT_VERBS = _words("""
+PRESENT_VERBS = word_set("""
 love like want need think feel hope know work live plan enjoy prefer hate go take make get have do
 try say see believe wish miss remember find keep play teach study run write read paint cook bake sing
 dance practice travel visit spend use own agree mean look seem guess appreciate understand care
@@ -141,23 +136,23 @@ pay matter happen grow change bring show give build move sound turn last win los
 really definitely totally believe admire support collect create draw hike swim ride drive watch listen
 """)
 # Sentence-initial verbs that mean the speaker dropped the subject ("Went hiking", "Love that idea").
-SUBJECT_DROP_VERBS = _words("""
+SUBJECT_DROP_VERBS = word_set("""
 had got went did made tried found started finished took saw met joined bought visited watched read wrote
 learned learnt spent adopted painted signed moved picked baked cooked ran won lost taught gave built
 love loved hope wish need want appreciate think guess miss plan can't cannot couldn't gotta just recently
 """)
 # Sentence-initial adjectives of a dropped "I'm" ("Excited to start", "So glad you came").
-SUBJECT_DROP_ADJECTIVES = _words(
+SUBJECT_DROP_ADJECTIVES = word_set(
     "excited thrilled glad happy proud stoked sorry grateful thankful lucky blessed nervous worried curious busy tired"
 )
 # Words after I/you that must not take an -s: present-and-past forms and colloquial auxiliaries.
-NO_AGREEMENT = _words(
+NO_AGREEMENT = word_set(
     "read put set let hit cut quit hurt cost spread shut kinda sorta gonna wanna gotta "
     "ought used might must may shall should could would can will sooner rather "
     "yesterday today tomorrow"
 )
 # Adverbs that may sit between the subject and its verb ("I really love").
-ADVERBS = _words(
+ADVERBS = word_set(
     "really also just still always usually often never definitely totally actually "
     "sometimes truly absolutely even already"
 )
@@ -179,7 +174,7 @@ THIRD_PERSON = {
 CONTRACTIONS = {"'m": " is", "'re": " is", "'ve": " has", "'ll": " will", "'d": " would", "'s": " is"}
 
 # Entity type cues: organization suffixes and words.
-ORG_WORDS = _words("""
+ORG_WORDS = word_set("""
 Inc Inc. Corp Corp. Corporation LLC Ltd Ltd. Company Co Co. Group Holdings University College School
 Institute Foundation Bank Hospital Clinic Church Club Association Society Center Centre Agency Studio
 Studios Labs Lab Academy Team Council Committee Department Ministry Museum Library Gallery Records
@@ -187,13 +182,13 @@ Press Media Network Systems Technologies Tech Partners Capital Ventures Airlines
 Bakery Gym Theater Theatre Festival Conference League Union Party
 """)
 # Location suffixes and words.
-LOCATION_WORDS = _words("""
+LOCATION_WORDS = word_set("""
 Street St St. Avenue Ave Road Rd Boulevard Blvd Lane Drive Way City Town Village County State Province
 Park Lake River Mountain Mountains Mount Mt Beach Island Islands Bay Valley Canyon Falls Forest Desert
 Coast Hills Hill Harbor Harbour Square Bridge Airport Station Trail Peninsula Ocean Sea Gulf
 """)
 # A small gazetteer of places people name in chat.
-PLACES = _words("""
+PLACES = word_set("""
 Paris London Rome Berlin Madrid Tokyo Kyoto Seoul Beijing Shanghai Sydney Melbourne Toronto Vancouver
 Montreal Chicago Boston Seattle Portland Denver Austin Dallas Houston Miami Atlanta Phoenix Vegas
 Brooklyn Manhattan Hollywood Nashville Orlando Philadelphia Detroit Minneapolis Amsterdam Barcelona
@@ -207,14 +202,14 @@ New York Los Angeles San Francisco San Diego New Orleans New Jersey Las Vegas
 # Prepositions after which a single capitalised word is most likely a place.
 LOCATION_PREPOSITIONS = frozenset({"in", "from", "near", "to", "visited", "visiting", "around", "across"})
 # Words before a capitalised word that mark it as a person.
-PERSON_CUES = _words("""
+PERSON_CUES = word_set("""
 friend friends sister brother mom dad mother father son daughter wife husband partner boyfriend
 girlfriend cousin aunt uncle niece nephew grandma grandpa colleague coworker boss neighbor neighbour
 named called met told asked mentor coach teacher buddy pal roommate
 """)
 
 # Messages that are ephemeral chatter as a whole (after lower-casing and stripping punctuation).
-CHATTER = _words("""
+CHATTER = word_set("""
 ok okay k kk lol lmao rofl haha hahaha hehe brb gtg ttyl thx ty thanks yes no yep nope yeah sure cool
 nice great hmm hm ugh yay wow omg np ya yo hi hey hello bye
 """)
