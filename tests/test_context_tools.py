@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from openai.types.chat import ChatCompletionFunctionTool
@@ -12,7 +16,9 @@ from nexus_memory.agents.tools import TOOLS, call_tool, tool_schemas
 from nexus_memory.core.json_schema import validate
 from nexus_memory.core.stores import Stores
 from nexus_memory.identity import store as identity
+from nexus_memory.identity.participant import Participant
 from nexus_memory.injection.context import get_context
+from nexus_memory.recall import keyword, query_entities
 from tests.test_recall import (
     JUNE_2023,
     MAY_2023,
@@ -76,6 +82,57 @@ def test_context_counts_injection_as_access_and_limits(stores: Stores, memory: d
     )
     assert block.count("\n- ") == 1
     assert access_count(stores, "facts", memory["birthday"]) + access_count(stores, "facts", memory["allergy"]) == 1
+
+
+def _count_texts(monkeypatch: pytest.MonkeyPatch, function: Callable[..., Any], text_at: int) -> Counter[str]:
+    """Count the calls of `function` by the text they read, through every module that holds it.
+
+    The packer's topic words (`observations.topics.content_words`: date notes left out, as the fact
+    lines it compares them with are read) are a reading of their own, so that module is left alone."""
+    calls: Counter[str] = Counter()
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls[args[text_at]] += 1
+        return function(*args, **kwargs)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("nexus_memory.") and name != "nexus_memory.observations.topics":
+            for attribute, value in list(vars(module).items()):
+                if value is function:
+                    monkeypatch.setattr(module, attribute, counted)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("prompt", "texts"),
+    [
+        ("When is Sarah's birthday party?", ["When is Sarah's birthday party?"]),
+        # With a date, recall searches the prompt without it and the gate weighs it whole: two texts.
+        (
+            "What was Sarah's birthday plan in May 2023?",
+            ["What was Sarah's birthday plan?", "What was Sarah's birthday plan in May 2023?"],
+        ),
+    ],
+)
+@pytest.mark.parametrize("participants", [(), (Participant("chat", "u1", "Sarah"),)])
+def test_one_get_context_reads_the_prompt_once(
+    stores: Stores,
+    memory: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    prompt: str,
+    texts: list[str],
+    participants: tuple[Participant, ...],
+) -> None:
+    """Recall (two calls: higher layers, then facts), the noise gate and the packer share one reading:
+    the prompt is tokenised and matched against entity names once, and so is each name in it."""
+    add_mental_model(stores, "Sarah", "Sarah plans a birthday party every year")
+    embed_all(stores, FakeEmbedder())
+    terms = _count_texts(monkeypatch, keyword.extract_terms, 0)
+    names = _count_texts(monkeypatch, query_entities.match_query_entities, 1)
+    get_context(stores, prompt, embedder=FakeEmbedder(), strict=True, participants=participants)
+    assert {text: terms[text] for text in texts} == dict.fromkeys(texts, 1)
+    assert {text: names[text] for text in texts} == dict.fromkeys(texts, 1)
+    assert max(names.values()) == 1  # each capitalised run ("When", "Sarah's", "Sarah") once too
 
 
 def test_context_stays_silent_on_a_prompt_about_strangers(stores: Stores, memory: dict[str, str]) -> None:

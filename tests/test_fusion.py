@@ -104,8 +104,8 @@ def test_choose_terms_prefers_rare_and_present_terms(stores: Stores) -> None:
     chosen = keyword.choose_terms(stores.conn, "facts_fts", ["common", "zebra", "absent", "words"], max_terms=2)
     # df: common 30, zebra 1, absent 0 (dropped), words 30; the rarest two, tie to the earlier term.
     assert chosen == ["common", "zebra"]
-    assert keyword.fts_query(stores.conn, "facts_fts", "the of and") is None
-    assert keyword.fts_query(stores.conn, "facts_fts", "zebra?") == '"zebra"'
+    assert keyword.fts_query(stores.conn, "facts_fts", keyword.extract_terms("the of and")) is None
+    assert keyword.fts_query(stores.conn, "facts_fts", keyword.extract_terms("zebra?")) == '"zebra"'
     # Porter stemming is the table's own: "numbers" probes as "number".
     assert keyword.document_frequency(stores.conn, "facts_fts", "numbers") == 30
 
@@ -113,4 +113,5 @@ def test_choose_terms_prefers_rare_and_present_terms(stores: Stores) -> None:
 def test_long_input_is_capped(stores: Stores) -> None:
     text = " ".join(f"term{i}" for i in range(5_000))
     assert len(keyword.extract_terms(text)) < 1_000
-    assert keyword.fts_query(stores.conn, "facts_fts", text) is None  # nothing occurs: no query at all
+    terms = keyword.extract_terms(text)
+    assert keyword.fts_query(stores.conn, "facts_fts", terms) is None  # nothing occurs: no query at all

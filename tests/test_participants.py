@@ -12,12 +12,12 @@ from nexus_memory.events.partitions import ledger_days
 from nexus_memory.identity import store as identity
 from nexus_memory.identity.participant import Participant, parse_participant
 from nexus_memory.injection.context import get_context
-from nexus_memory.injection.participants import meant_names
-from nexus_memory.injection.relevance import is_evidence, read_prompt
+from nexus_memory.injection.relevance import is_evidence
 from nexus_memory.pipeline.layers import run_layers
+from nexus_memory.recall.prompt import read_prompt
 from nexus_memory.writer.offline_writer import OfflineWriter
 from tests.test_recall import add_entity, add_fact
-from tests.test_relevance import _result
+from tests.test_relevance import _result, reading_of
 
 T0 = 1_700_000_000
 JOHN_SAYS = [
@@ -68,17 +68,17 @@ def test_a_participant_never_met_is_a_stranger_and_the_known_namesake_someone_el
     john = _john_entity(stores)
     newcomer = Participant("chat", "john-b", "John")
 
-    names = meant_names(stores.conn, "What does John enjoy doing outdoors?", [newcomer])
+    names = read_prompt(stores.conn, "What does John enjoy doing outdoors?", participants=[newcomer]).names
     assert names.meant == {"john": frozenset()} and names.others == {john}
-    reading = read_prompt(stores.conn, "What does John enjoy doing outdoors?", [newcomer])
+    reading = reading_of(stores.conn, "What does John enjoy doing outdoors?", [newcomer])
     assert reading.strangers == ("john",) and john not in reading.named and reading.about_strangers
     # The other John's fact, however close its words, is no evidence about this John.
     assert not is_evidence(_result(0.8, entities=(john,)), reading, True)
 
     # Said first in the prompt, the name is still theirs (a participant's name is a name anywhere).
-    assert read_prompt(stores.conn, "John's favourite hobby?", [newcomer]).strangers == ("john",)
+    assert reading_of(stores.conn, "John's favourite hobby?", [newcomer]).strangers == ("john",)
     # Without participants the name means the John this memory knows, as before.
-    plain = read_prompt(stores.conn, "What does John enjoy doing outdoors?")
+    plain = reading_of(stores.conn, "What does John enjoy doing outdoors?")
     assert john in plain.named and plain.others == frozenset() and not plain.about_strangers
 
 
@@ -88,23 +88,25 @@ def test_a_known_participant_means_their_entity_and_an_inferred_namesake_may_be_
     john, other_john = _john_entity(stores), _john_entity(stores, "john-c")
     identity.add_alias(stores.conn, other_john, "John", "nickname")
     said = add_entity(stores, "John")  # named in conversation only: may be the participant (a duplicate)
-    reading = read_prompt(stores.conn, "Where did John go kayaking?", [Participant("chat", "john-a")])
+    reading = reading_of(stores.conn, "Where did John go kayaking?", [Participant("chat", "john-a")])
     assert john in reading.named and said in reading.named
     assert reading.others == {other_john}  # a delivered contact of his own: someone else
     assert is_evidence(_result(0.5, entities=(john,)), reading, False)
     assert not is_evidence(_result(0.9, entities=(other_john,)), reading, False)
     # The name the participant's handle shows ("John", a display name) is enough; no name needs passing.
-    assert meant_names(stores.conn, "John?", [Participant("chat", "john-a")]).meant == {"john": frozenset({john})}
+    assert read_prompt(stores.conn, "John?", participants=[Participant("chat", "john-a")]).names.meant == {
+        "john": frozenset({john})
+    }
 
 
 def test_a_full_name_and_its_first_word_both_mean_the_participant(stores: Stores) -> None:
     newcomer = Participant("chat", "u1", "Sarah Connor")
     add_entity(stores, "Sarah Connor")
     for prompt in ("Where does Sarah Connor live?", "Where does Sarah live?"):
-        reading = read_prompt(stores.conn, prompt, [newcomer])
+        reading = reading_of(stores.conn, prompt, [newcomer])
         assert reading.named == frozenset() and reading.about_strangers, prompt
     # A name no participant goes by keeps its usual meaning.
-    assert read_prompt(stores.conn, "Where does Sarah live?", [Participant("chat", "u2", "Tom")]).named
+    assert reading_of(stores.conn, "Where does Sarah live?", [Participant("chat", "u2", "Tom")]).named
 
 
 def test_get_context_tells_two_johns_apart(stores: Stores) -> None:
@@ -133,16 +135,23 @@ def test_get_context_tells_two_johns_apart(stores: Stores) -> None:
 def test_a_short_form_of_a_display_name_is_a_known_name(stores: Stores) -> None:
     """A delivered entity is named by its handle; "Mel" for the display name "Melanie" is no stranger."""
     _deliver(stores, "u-483", "Melanie", ["I painted a sunset with my kids today."])
-    reading = read_prompt(stores.conn, "What did Mel paint with her kids?")
+    reading = reading_of(stores.conn, "What did Mel paint with her kids?")
     assert reading.strangers == () and reading.knows_a_name
-    assert read_prompt(stores.conn, "What did Priya paint?").strangers == ("priya",)
+    assert reading_of(stores.conn, "What did Priya paint?").strangers == ("priya",)
 
 
 def test_a_longer_name_is_someone_else(stores: Stores) -> None:
     """ "John Greene" the author is not the participant John; "Did John" is."""
     john = Participant("chat", "john-b", "John")
-    assert meant_names(stores.conn, "Would Tim enjoy books by C. S. Lewis or John Greene?", [john]).meant == {}
-    assert meant_names(stores.conn, "Did John call? When John's back, ask.", [john]).meant == {"john": frozenset()}
+    assert (
+        read_prompt(
+            stores.conn, "Would Tim enjoy books by C. S. Lewis or John Greene?", participants=[john]
+        ).names.meant
+        == {}
+    )
+    assert read_prompt(stores.conn, "Did John call? When John's back, ask.", participants=[john]).names.meant == {
+        "john": frozenset()
+    }
 
 
 def test_a_newcomer_is_asked_about_not_the_people_this_memory_knows(stores: Stores) -> None:
@@ -152,11 +161,11 @@ def test_a_newcomer_is_asked_about_not_the_people_this_memory_knows(stores: Stor
     nate = _john_entity(stores, "nate-1")
     add_fact(stores, "Thanksgiving dinner is at grandma's house")  # a name the store knows: no prompt about strangers
     tim = Participant("chat", "tim-9", "Tim")
-    reading = read_prompt(stores.conn, "Which movie does Tim like at Thanksgiving?", [tim])
+    reading = reading_of(stores.conn, "Which movie does Tim like at Thanksgiving?", [tim])
     assert reading.newcomers == ("tim",) and "tim" in reading.words and not reading.about_strangers
     assert not is_evidence(_result(0.45, entities=(nate,)), reading, False)
     assert is_evidence(_result(0.55, entities=(nate,)), reading, False)  # a strong match all the same
-    plain = read_prompt(stores.conn, "Which movie does Tim like at Thanksgiving?")
+    plain = reading_of(stores.conn, "Which movie does Tim like at Thanksgiving?")
     assert plain.newcomers == () and is_evidence(_result(0.45, entities=(nate,)), plain, False)
 
 
@@ -177,9 +186,11 @@ def test_a_known_handle_cannot_take_over_another_contacts_name(stores: Stores) -
     _deliver(stores, "mallory", "Mallory", ["I love pottery too."])
     sarah, mallory = _john_entity(stores, "+15550111"), _john_entity(stores, "mallory")
     claim = Participant("chat", "mallory", "Sarah")
-    assert meant_names(stores.conn, "What does Sarah like?", [claim]).meant == {}
-    reading = read_prompt(stores.conn, "What does Sarah like?", [claim])
+    assert read_prompt(stores.conn, "What does Sarah like?", participants=[claim]).names.meant == {}
+    reading = reading_of(stores.conn, "What does Sarah like?", [claim])
     assert sarah in reading.named and mallory not in reading.named
     # The real Sarah's handle, given with her name, means her.
     real = Participant("imessage", "+15550111", "Sarah")
-    assert meant_names(stores.conn, "What does Sarah like?", [real]).meant == {"sarah": frozenset({sarah})}
+    assert read_prompt(stores.conn, "What does Sarah like?", participants=[real]).names.meant == {
+        "sarah": frozenset({sarah})
+    }

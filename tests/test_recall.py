@@ -442,7 +442,7 @@ def test_budgets_choose_strategies_and_limits(stores: Stores, embedded: dict[str
     assert {s for r in mid.results for s in r.ranks} == {"semantic", "keyword", "entity"}
     high = recall(stores, "Sarah knee", budget="high", embedder=fake)
     assert {s for r in high.results for s in r.ranks} == {"semantic", "keyword", "entity", "causal"}
-    assert {"embed", "query_entities", "semantic", "keyword", "entity", "causal", "total"} <= set(high.timings_ms)
+    assert {"read_prompt", "embed", "semantic", "keyword", "entity", "causal", "total"} <= set(high.timings_ms)
     with pytest.raises(ValueError):
         recall(stores, "x", budget="extreme")
     with pytest.raises(ValueError):

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
+from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
+from nexus_memory.identity.participant import Participant
 from nexus_memory.injection import relevance
-from nexus_memory.injection.relevance import PromptReading, is_evidence, read_prompt
+from nexus_memory.injection.relevance import PromptReading, is_evidence, store_reading
+from nexus_memory.recall.prompt import read_prompt
 from nexus_memory.recall.results import RecallResult
 from tests.test_recall import JUNE_2023, add_entity, add_fact
 
@@ -30,6 +35,11 @@ def _result(similarity: float | None, *, entities: tuple[str, ...] = (), ranks: 
         None,
         metadata={"scores": scores},
     )
+
+
+def reading_of(conn: db.Connection, prompt: str, participants: Sequence[Participant] = ()) -> PromptReading:
+    """What the gate reads of `prompt`: the prompt read once, then what the store knows of it."""
+    return store_reading(conn, read_prompt(conn, prompt, participants=participants))
 
 
 KNOWN = PromptReading(named=frozenset({SARAH}), strangers=(), rare_terms=("pottery",))
@@ -93,34 +103,34 @@ def test_read_prompt_against_the_store(stores: Stores) -> None:
         add_fact(stores, f"The user went for a walk number {i}")
     conn = stores.conn
 
-    reading = read_prompt(conn, "Did Sarah like the pottery class or the walk?")
+    reading = reading_of(conn, "Did Sarah like the pottery class or the walk?")
     assert reading.named == {sarah} and reading.strangers == ()
     assert "pottery" in reading.rare_terms and "walk" not in reading.rare_terms  # in every fact: not rare
 
-    reading = read_prompt(conn, "When did Priya meet Mr. Okafor in May?")
+    reading = reading_of(conn, "When did Priya meet Mr. Okafor in May?")
     assert reading.named == frozenset()
     assert reading.strangers == ("priya", "okafor")  # May is a month, When starts the sentence
     assert reading.about_strangers
     # A name the store knows besides them (Lisbon is in a fact): not a prompt about strangers only.
-    reading = read_prompt(conn, "When did Priya visit Lisbon with Mr. Okafor?")
+    reading = reading_of(conn, "When did Priya visit Lisbon with Mr. Okafor?")
     assert reading.strangers == ("priya", "okafor") and reading.knows_a_name and not reading.about_strangers
     # A short form of a known name is no stranger; a common noun entity or a date names nobody.
-    assert read_prompt(conn, "How is Sar doing?").strangers == ()
+    assert reading_of(conn, "How is Sar doing?").strangers == ()
     add_entity(stores, "pottery", type="concept")
     add_entity(stores, "May 2023", type="date")
-    assert read_prompt(conn, "any pottery news from May 2023?").named == frozenset()
-    assert read_prompt(conn, "any Pottery news?").named != frozenset()
+    assert reading_of(conn, "any pottery news from May 2023?").named == frozenset()
+    assert reading_of(conn, "any Pottery news?").named != frozenset()
 
     # A capitalised word starting a sentence says nothing; lower-case prompts name nobody.
-    assert read_prompt(conn, "Pottery? Tell me. Quantum physics is hard").strangers == ()
-    assert read_prompt(conn, "what did priya do").strangers == ()
+    assert reading_of(conn, "Pottery? Tell me. Quantum physics is hard").strangers == ()
+    assert reading_of(conn, "what did priya do").strangers == ()
 
 
 def test_strangers_are_bounded_and_odd_text_is_safe(stores: Stores) -> None:
     prompt = "and " + " ".join(f"Name{i}x" for i in range(50))
-    assert len(read_prompt(stores.conn, prompt).strangers) == relevance.MAX_STRANGERS
+    assert len(reading_of(stores.conn, prompt).strangers) == relevance.MAX_STRANGERS
     for odd in ("", '\ud800 NEAR( "* 🙂', "O'Brien's", "x" * 10_000, 'say "AND" OR NOT Zed*'):
-        read_prompt(stores.conn, odd)
+        reading_of(stores.conn, odd)
 
 
 def test_a_name_its_facts_hold_needs_a_lead_too(stores: Stores) -> None:
@@ -128,7 +138,8 @@ def test_a_name_its_facts_hold_needs_a_lead_too(stores: Stores) -> None:
     vague topic matches alone inject nothing; a prompt naming nothing is spared the lead rule."""
     add_fact(stores, "Tim lent the user a ladder")
     vague = [_result(0.42), _result(0.41)]
-    assert relevance.evidence(stores.conn, "What soup did Tim make last week?", vague) == []
+    about_tim = read_prompt(stores.conn, "What soup did Tim make last week?")
+    assert relevance.evidence(stores.conn, about_tim, vague) == []
     lead = _result(0.55)
-    assert relevance.evidence(stores.conn, "What soup did Tim make last week?", [*vague, lead]) == [*vague, lead]
-    assert relevance.evidence(stores.conn, "what soup could I make tonight?", vague) == vague
+    assert relevance.evidence(stores.conn, about_tim, [*vague, lead]) == [*vague, lead]
+    assert relevance.evidence(stores.conn, read_prompt(stores.conn, "what soup could I make tonight?"), vague) == vague

@@ -64,7 +64,7 @@ def get_context(
     Facts of the current `session_id` are excluded (the conversation already holds them); `tags`
     scopes mental models (see recall); `participants`, the delivered handles of the people in the
     conversation, say who a name in the prompt means (a John this memory never met is not the John it
-    knows: `nexus_memory.injection.participants`). Injected items count as accessed. By default it never raises:
+    knows: `nexus_memory.recall.participants`). Injected items count as accessed. By default it never raises:
     injection must not break an agent turn, so a failure is logged and answered with "". `strict=True`
     lets the error through (tests, callers that must tell "nothing relevant" from "recall failed").
     """

@@ -1,8 +1,9 @@
 """The hierarchical context block within a token budget (the retrieval order of docs/recall.md): mental models, then
 observations, then facts.
 
-`build_context(stores, prompt, max_tokens=800)` recalls the higher layers and the facts separately, keeps
-the relevant ones (the noise rule below) and packs them:
+`build_context(stores, prompt, max_tokens=800)` reads the prompt once (`nexus_memory.recall.prompt`), recalls
+the higher layers and the facts separately with that reading, keeps the relevant ones (the noise rule
+below, with the same reading) and packs them:
 
 - each relevant mental model first, as its title and its report lines that share words with the prompt
   (who it is, what changed), within a small share of the budget;
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from nexus_memory.core import db
+from nexus_memory.core.ids import day_of
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.tokens import estimate_tokens
 from nexus_memory.embeddings.vectors.vec0 import index_state
@@ -43,6 +45,7 @@ from nexus_memory.observations.store import fact_rows, fact_vectors
 from nexus_memory.observations.subjects import load_entities
 from nexus_memory.observations.topics import content_words
 from nexus_memory.recall.engine import recall
+from nexus_memory.recall.prompt import Prompt, read_prompt
 from nexus_memory.recall.results import RecallResult
 from nexus_memory.recall.strategies import default_embedder
 
@@ -92,11 +95,12 @@ def build_context(
     participants: Sequence[Participant] = (),
 ) -> list[ContextItem]:
     """The items of the context block for `prompt`, in injection order (see module docstring);
-    `participants` say who a name in the prompt means (`nexus_memory.injection.participants`)."""
+    `participants` say who a name in the prompt means (`nexus_memory.recall.participants`)."""
     limit = max(max_facts * 3, 10) if max_facts else fact_limit(max_tokens)
+    reading = read_prompt(stores.conn, prompt, participants=participants, reference_time=reference_time)
     recalled = recall_layers(
         stores,
-        prompt,
+        reading,
         layers=layers,
         session_id=session_id,
         fact_results=limit,
@@ -104,15 +108,7 @@ def build_context(
         embedder=embedder,
         tags=tags,
     )
-    return pack(
-        stores,
-        prompt,
-        recalled,
-        max_tokens=max_tokens,
-        max_facts=max_facts,
-        embedder=embedder,
-        participants=participants,
-    )
+    return pack(stores, reading, recalled, max_tokens=max_tokens, max_facts=max_facts, embedder=embedder)
 
 
 def fact_limit(max_tokens: int) -> int:
@@ -131,7 +127,7 @@ class Recalled:
 
 def recall_layers(
     stores: Stores,
-    prompt: str,
+    prompt: str | Prompt,
     *,
     layers: Sequence[str] = LAYERS,
     session_id: str | None = None,
@@ -140,7 +136,9 @@ def recall_layers(
     embedder: Any = None,
     tags: Sequence[str] | None = None,
 ) -> Recalled:
-    """One recall over the higher layers in `layers`, one over facts (the facts-only list is the same)."""
+    """One recall over the higher layers in `layers`, one over facts (the facts-only list is the same),
+    both with one reading of the prompt (`read_prompt`, relative to `reference_time` when it is a str)."""
+    prompt = read_prompt(stores.conn, prompt, reference_time=reference_time)
     common = {"reference_time": reference_time, "embedder": embedder, "touch": False, "budget": "mid"}
     higher = [layer for layer in layers if layer != "fact"]
     out = Recalled([], [])
@@ -164,19 +162,20 @@ def recall_layers(
 
 def pack(
     stores: Stores,
-    prompt: str,
+    prompt: str | Prompt,
     recalled: Recalled,
     *,
     max_tokens: int,
     max_facts: int | None = None,
     embedder: Any = None,
-    participants: Sequence[Participant] = (),
 ) -> list[ContextItem]:
-    """Pack recalled items into `max_tokens` (see module docstring); items in injection order."""
+    """Pack recalled items into `max_tokens` (see module docstring); items in injection order. A
+    Prompt already read carries the participants who say what its names mean (`read_prompt`)."""
+    prompt = read_prompt(stores.conn, prompt)
     # The noise gate (nexus_memory.injection.relevance) decides for every layer; reflections and the writer's own
     # notes are never injected as matches (the reflection has its own section).
     candidates = [r for r in recalled.higher if r.metadata.get("subtype") not in _NOT_INJECTED] + recalled.facts
-    kept = relevance.evidence(stores.conn, prompt, candidates, window=recalled.window, participants=participants)
+    kept = relevance.evidence(stores.conn, prompt, candidates, window=recalled.window)
     higher = [r for r in kept if r.type != "fact"]
     packer = _Packer(stores, prompt, max_tokens, embedder, [r for r in higher if r.type == "observation"])
     for model in (r for r in higher if r.type == "mental_model"):
@@ -216,7 +215,7 @@ class _Packer:
     """Fills the budget; remembers which facts are shown and where."""
 
     def __init__(
-        self, stores: Stores, prompt: str, max_tokens: int, embedder: Any, observations: list[RecallResult]
+        self, stores: Stores, prompt: Prompt, max_tokens: int, embedder: Any, observations: list[RecallResult]
     ) -> None:
         self.stores, self.conn = stores, stores.conn
         self.max_tokens = max_tokens
@@ -224,7 +223,8 @@ class _Packer:
         self.models: list[ContextItem] = []
         self.facts: list[ContextItem] = []
         self.covered: set[str] = set()
-        self.terms = set(content_words(prompt))
+        # The observations' topic words (date notes left out), as the lines it is compared with are read.
+        self.terms = set(content_words(prompt.given))
         self.model = index_state(self.conn)
         self.prompt, self.embedder = prompt, embedder
         self._query: np.ndarray | bool | None = False  # computed on first use (facts alone never need it)
@@ -365,7 +365,7 @@ class _Packer:
 
     def query_vector(self) -> np.ndarray | None:
         if self._query is False:
-            self._query = _query_vector(self.stores, self.prompt, self.embedder)
+            self._query = _query_vector(self.stores, self.prompt.given, self.embedder)
         return self._query  # type: ignore[return-value]
 
     def _newer_facts(self, entity_id: str, members: set[str]) -> list[MemberFact]:
@@ -440,8 +440,4 @@ def _query_vector(stores: Stores, prompt: str, embedder: Any) -> np.ndarray | No
 
 
 def _date_suffix(as_of: int | None) -> str:
-    from datetime import UTC, datetime
-
-    if as_of is None:
-        return ""
-    return f" ({datetime.fromtimestamp(as_of / 1000, UTC).strftime('%Y-%m-%d')})"
+    return "" if as_of is None else f" ({day_of(as_of)})"

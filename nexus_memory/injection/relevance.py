@@ -43,7 +43,7 @@ facts about John's family, team and trips; "What soup did John make?" matches th
   A prompt naming nothing is spared: "Can I offer nut snacks to my guest?" meets "The user is
   allergic to peanuts" at ~0.4, with no word in common.
 
-With participants (the people in the conversation, `nexus_memory.injection.participants`), a name one of them
+With participants (the people in the conversation, `nexus_memory.recall.participants`), a name one of them
 goes by means them: a fact linked to someone else of that name, and to nobody the prompt means, is
 never evidence, and a participant this memory never heard from is a stranger.
 
@@ -52,6 +52,10 @@ yesterday?": the window's latest facts) is evidence. Without vectors (no embeddi
 lexical signals decide alone: one of `about`, `rare`, `dated`, still never for a prompt about strangers.
 The thresholds were read off LoCoMo dev (see README, "Benchmarks"): kept round, so the rule is not
 fitted to it beyond the first decimal (OTHER_SUBJECT_SIM, LEAD_SIM and WORD_WEIGHT too).
+
+What the prompt says (its terms, the entities it names, who they mean through the participants) is
+read once, for recall and this gate alike (`nexus_memory.recall.prompt.read_prompt`); `store_reading`
+adds what only the gate asks of the store: which terms are rare, which capitalised words it never saw.
 """
 
 from __future__ import annotations
@@ -62,11 +66,9 @@ from dataclasses import dataclass
 
 from nexus_memory.core import db
 from nexus_memory.core.calendar_words import MONTHS, WEEKDAYS
-from nexus_memory.core.textcheck import safe_text
-from nexus_memory.identity.participant import Participant
-from nexus_memory.injection.participants import NAME_RUN, MeantNames, meant_names
 from nexus_memory.recall import keyword
-from nexus_memory.recall.query_entities import match_query_entities
+from nexus_memory.recall.participants import MeantNames
+from nexus_memory.recall.prompt import Prompt
 from nexus_memory.recall.results import RecallResult
 
 STRANGER_SIM = 0.6
@@ -105,7 +107,7 @@ class Thresholds:
 class PromptReading:
     """What the store knows of a prompt: the entities it names, its rare terms, the names it never saw."""
 
-    named: frozenset[str]  # live entity ids the prompt names (`named_entities`)
+    named: frozenset[str]  # live entity ids the prompt names (`Prompt.named`)
     strangers: tuple[str, ...]  # capitalised words of the prompt that no entity or fact holds
     rare_terms: tuple[str, ...]  # prompt terms in few facts (but some)
     knows_a_name: bool = False  # some capitalised word of the prompt is an entity or in a fact
@@ -119,30 +121,29 @@ class PromptReading:
         return bool(self.strangers) and not self.named and not self.knows_a_name
 
 
-def read_prompt(conn: db.Connection, prompt: str, participants: Sequence[Participant] = ()) -> PromptReading:
-    """Look the prompt's names and terms up in the store (a few indexed probes); a name a participant
-    goes by means that participant (`nexus_memory.injection.participants`)."""
-    prompt = safe_text(prompt, keyword.MAX_QUERY_CHARS)  # lone surrogates cannot reach SQLite
+def store_reading(conn: db.Connection, prompt: Prompt) -> PromptReading:
+    """What the store knows of a prompt read once (`read_prompt`: its names, through the participants):
+    which of its terms are rare, which of its capitalised words it never saw (a few indexed probes)."""
     # max(rowid) stands in for count(*), which reads a whole index (tens of ms at 1M facts).
     facts = conn.execute("SELECT coalesce(max(rowid), 0) FROM facts").fetchone()[0]
     rare_limit = min(max(RARE_MIN, int(facts * RARE_SHARE)), keyword.PROBE_CAP)
     rare: list[str] = []
-    for term in keyword.extract_terms(prompt)[: keyword.MAX_PROBES]:
+    for term in prompt.text_terms[: keyword.MAX_PROBES]:
         frequency = keyword.document_frequency(conn, "facts_fts", term, cap=rare_limit + 1)
         if 0 < frequency <= rare_limit:
             rare.append(term)
-    names = meant_names(conn, prompt, participants)
-    unknown, known = _capitalised_words(conn, prompt, names)
-    named = (named_entities(conn, prompt) - names.others) | {e for ids in names.meant.values() for e in ids}
-    words = _words_besides_names(conn, prompt, named, names)
-    return PromptReading(named, unknown, tuple(rare), known, words, names.others, names.newcomers)
+    names = prompt.names
+    unknown, known = _capitalised_words(conn, prompt.text, names)
+    words = _words_besides_names(conn, prompt)
+    return PromptReading(prompt.named, unknown, tuple(rare), known, words, names.others, names.newcomers)
 
 
-def _words_besides_names(conn: db.Connection, prompt: str, named: frozenset[str], names: MeantNames) -> tuple[str, ...]:
-    """The prompt's search terms (as recall probes them) without the words of these entities' names
-    and of the names of participants this memory knows (a newcomer's name stays: no fact holds it)."""
-    meant_words = {word for word, ids in names.word_meanings().items() if ids}
-    terms = [t for t in keyword.extract_terms(prompt)[: keyword.MAX_PROBES] if t not in meant_words]
+def _words_besides_names(conn: db.Connection, prompt: Prompt) -> tuple[str, ...]:
+    """The prompt's search terms (as recall probes them) without the words of the names of the entities
+    it names and of participants this memory knows (a newcomer's name stays: no fact holds it)."""
+    meant_words = {word for word, ids in prompt.names.word_meanings().items() if ids}
+    terms = [t for t in prompt.text_terms[: keyword.MAX_PROBES] if t not in meant_words]
+    named = prompt.named
     if not named:
         return tuple(terms)
     ids = sorted(named)
@@ -153,23 +154,6 @@ def _words_besides_names(conn: db.Connection, prompt: str, named: frozenset[str]
     ).fetchall()
     name_words = {word for (name,) in rows for word in keyword.tokenize(name)}
     return tuple(t for t in terms if t not in name_words)
-
-
-def named_entities(conn: db.Connection, prompt: str) -> frozenset[str]:
-    """Entities the prompt names: written as a name (capitalised), or, written any way, one that is not
-    a common noun or a date ('concept', 'date': "dance" or "2023" match those, and name nobody)."""
-    runs = [m.group(0) for m in NAME_RUN.finditer(prompt)][: keyword.MAX_PROBES]
-    as_names = {e for run in runs for e in match_query_entities(conn, run)}
-    anyhow = set(match_query_entities(conn, prompt)) - as_names
-    candidates = sorted(as_names | anyhow)
-    if not candidates:
-        return frozenset()
-    rows = conn.execute(
-        f"SELECT id, type FROM entities WHERE id IN ({db.placeholders(candidates)})", candidates
-    ).fetchall()
-    return frozenset(
-        entity_id for entity_id, kind in rows if kind != "date" and (entity_id in as_names or kind != "concept")
-    )
 
 
 def _capitalised_words(conn: db.Connection, prompt: str, names: MeantNames) -> tuple[tuple[str, ...], bool]:
@@ -315,17 +299,17 @@ def held_shares(conn: db.Connection, words: Sequence[str], fact_ids: Sequence[st
 
 def evidence(
     conn: db.Connection,
-    prompt: str,
+    prompt: Prompt,
     results: Sequence[RecallResult],
     *,
     window: tuple[int | None, int | None] = (None, None),
     thresholds: Thresholds = Thresholds(),
-    participants: Sequence[Participant] = (),
 ) -> list[RecallResult]:
-    """The results that are evidence for `prompt`, in their order; none unless one of them leads."""
+    """The results that are evidence for `prompt` (read with its participants), in their order; none
+    unless one of them leads."""
     if not results:
         return []
-    reading = read_prompt(conn, prompt, participants)
+    reading = store_reading(conn, prompt)
     fact_ids = [r.id for r in results if r.type == "fact"]
     rare = facts_holding(conn, reading.rare_terms, fact_ids)
     vectors = any("semantic" in r.ranks for r in results)

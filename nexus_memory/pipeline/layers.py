@@ -13,9 +13,9 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
+from nexus_memory.core.ids import minute_of
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.ahead import EmbeddingAhead, ahead_for
 from nexus_memory.embeddings.model import Embedder
@@ -126,13 +126,9 @@ def events_summary(stores: Stores, platform: str, days: Sequence[str]) -> dict[s
         "events": row["n"],
         "senders": row["senders"],
         "threads": row["threads"],
-        "time_span": f"{_iso(row['first'])} .. {_iso(row['last'])}" if row["n"] else "empty",
+        "time_span": f"{minute_of(row['first'])} .. {minute_of(row['last'])}" if row["n"] else "empty",
         "by_direction": {r[0]: r[1] for r in directions},
     }
-
-
-def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%MZ")
 
 
 def tool_facts_without_vectors(stores: Stores, model: str) -> list[str]:
@@ -171,7 +167,7 @@ def run_layer(
     """Build one layer for the given ledger days of a platform, oldest day first.
 
     `writer` is needed for facts and `embedder` for embeddings; given to the facts layer, the embedder
-    embeds each day's new facts on a second thread while the writer goes on (embedding_ahead), and the
+    embeds each day's new facts on a second thread while the writer goes on (embeddings/ahead.py), and the
     embeddings layer stores those vectors. `only_failed` and `episode_ids` narrow the facts layer to
     failed or named episodes. `on_progress` gets a line now and then
     during long batches.

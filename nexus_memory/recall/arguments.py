@@ -60,6 +60,11 @@ def check_recall_arguments(
     )
 
 
+def check_reference_time(value: Any) -> int | None:
+    """reference_time as recall() takes it (unix ms as a plain int); RecallArgumentError for a bad one."""
+    return _time("reference_time", value)
+
+
 def _check_text(name: str, value: Any) -> None:
     if value is None:
         return

@@ -1,8 +1,9 @@
 """The recall engine: hybrid retrieval over facts, observations, mental models and entities.
 
-One `recall` call: resolve the filters (filters.py), run the budget's strategies (strategies.py), fuse
-their lists and put clear higher-layer matches first (fusion.py), then load the results with their
-provenance (results.py). See docs/recall.md for the design and the measured choices.
+One `recall` call: read the query (prompt.py: its window, terms and named entities, unless the caller
+hands in a Prompt read already), resolve the filters (filters.py), run the budget's strategies
+(strategies.py), fuse their lists and put clear higher-layer matches first (fusion.py), then load the
+results with their provenance (results.py). See docs/recall.md for the design and the measured choices.
 
 A date in the query ("in May 2023") boosts facts rather than filters them: semantic and keyword search
 run once inside its window and once over all time, so facts in the window score in both lists and a fact
@@ -26,7 +27,6 @@ from typing import TYPE_CHECKING
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
 from nexus_memory.identity import store as identity
-from nexus_memory.recall import keyword
 from nexus_memory.recall.arguments import check_recall_arguments
 from nexus_memory.recall.filters import TOOL_PLATFORM, Filters
 from nexus_memory.recall.fusion import (
@@ -38,7 +38,7 @@ from nexus_memory.recall.fusion import (
     split_key,
     vectors_for,
 )
-from nexus_memory.recall.query_entities import busy_entities, match_query_entities
+from nexus_memory.recall.prompt import Prompt, read_prompt, sanitize
 from nexus_memory.recall.results import RecallResult, materialize, pack, touch_results
 from nexus_memory.recall.strategies import (
     QueryContext,
@@ -50,7 +50,6 @@ from nexus_memory.recall.strategies import (
     semantic_model,
     semantic_search,
 )
-from nexus_memory.recall.timeparse import parse_time_window
 
 if TYPE_CHECKING:
     from nexus_memory.embeddings.model import Embedder
@@ -93,7 +92,7 @@ class RecallResponse:
 
 def recall(
     stores: Stores,
-    query: str,
+    query: str | Prompt,
     *,
     scope: Sequence[str] = DEFAULT_SCOPE,
     entity: str | None = None,
@@ -114,14 +113,16 @@ def recall(
 ) -> RecallResponse:
     """Hybrid recall: strategies by budget, fused by RRF, diversified by MMR.
 
-    `query` may be any string. With `parse_dates`, an explicit date expression in it ("last week",
-    "in May 2023", relative to `reference_time` or now) narrows the time window (intersected with
-    time_after / time_before) and is removed from the text that is searched. `entity` (name, alias
-    or id) filters every strategy to facts linked to it. `embedder` defaults to the configured model
-    when the store has a vector index; without one the semantic strategy is skipped (and the low
-    budget falls back to keyword search). `max_tokens` keeps results (≈ len(text) / 4 tokens each)
-    in rank order while they fit. `touch` adds 1 to access_count of the returned items. `tags` scopes
-    mental models (ACL): only untagged ones and those sharing a tag with `tags` come back.
+    `query` may be any string, or a Prompt read already (`prompt.read_prompt`, against this store; its
+    dates were read then, so `parse_dates` and `reference_time` do not apply to it). With `parse_dates`,
+    an explicit date expression in it ("last week", "in May 2023", relative to `reference_time` or now)
+    narrows the time window (intersected with time_after / time_before) and is removed from the text
+    that is searched. `entity` (name, alias or id) filters every strategy to facts linked to it.
+    `embedder` defaults to the configured model when the store has a vector index; without one the
+    semantic strategy is skipped (and the low budget falls back to keyword search). `max_tokens` keeps
+    results (≈ len(text) / 4 tokens each) in rank order while they fit. `touch` adds 1 to access_count
+    of the returned items. `tags` scopes mental models (ACL): only untagged ones and those sharing a
+    tag with `tags` come back.
 
     Raises RecallArgumentError (a ValueError) for an argument that cannot be used: a string that is
     not valid Unicode or too long, a time or count that is not an integer in range, an unknown budget.
@@ -143,8 +144,6 @@ def recall(
     timings: dict[str, float] = {}
     plan = _budget(budget)
     types = _scope_types(scope)
-    raw = _sanitize(query)
-    text = raw
     entity_ids = _resolve_entity_filter(stores.conn, entity) if entity is not None else None
     hard = Filters(
         time_after,
@@ -156,19 +155,19 @@ def recall(
         entity_ids,
         tags=None if tags is None else tuple(str(t) for t in tags),
     )
-    window = parse_time_window(raw, reference_time) if parse_dates else None
-    if window is not None:
-        time_after = _tighter(time_after, window[0], max)
-        time_before = _tighter(time_before, window[1], min)
-        text = window[2]
+    with _timed(timings, "read_prompt"):
+        prompt = read_prompt(stores.conn, query, parse_dates=parse_dates, reference_time=reference_time)
+    if prompt.window is not None:
+        time_after = _tighter(time_after, prompt.window[0], max)
+        time_before = _tighter(time_before, prompt.window[1], min)
     filters = replace(hard, time_after=time_after, time_before=time_before)
-    ctx = QueryContext(stores, text, types, filters, plan.limit)
-    if window is not None and keyword.extract_terms(text):  # a date-only query is the window itself
+    ctx = QueryContext(stores, prompt, types, filters, plan.limit)
+    if prompt.window is not None and prompt.terms:  # a date-only query is the window itself
         ctx.any_time = hard
 
     def finish(results: list[RecallResult]) -> RecallResponse:
         timings["total"] = _ms_since(started)
-        return RecallResponse(results, query, budget, time_after, time_before, timings)
+        return RecallResponse(results, prompt.given, budget, time_after, time_before, timings)
 
     if entity_ids == () or max_results <= 0:
         return finish([])
@@ -202,13 +201,6 @@ def _scope_types(scope: Sequence[str]) -> tuple[str, ...]:
     return tuple(_TYPE_OF_SCOPE[s] for s in SCOPES if s in scope)
 
 
-def _sanitize(query: str) -> str:
-    """Any str -> text SQLite and the tokenizer accept: lone surrogates and NULs replaced."""
-    text = str(query or "")
-    text = text.encode("utf-8", "replace").decode("utf-8")
-    return text.replace("\x00", " ")
-
-
 def _tighter(current: int | None, parsed: int | None, pick: Callable[[int, int], int]) -> int | None:
     if parsed is None:
         return current
@@ -230,7 +222,7 @@ def _timed(timings: dict[str, float], name: str) -> Iterator[None]:
 
 def resolve_entity(conn: db.Connection, value: str) -> list[str]:
     """Live entity ids for an id, name or alias (merged entities resolve to their winner)."""
-    value = _sanitize(value).strip()
+    value = sanitize(value).strip()
     if not value:
         return []
     row = conn.execute("SELECT id FROM entities WHERE id = ?", (value,)).fetchone()
@@ -256,10 +248,6 @@ def _run_strategies(
     if "semantic" in strategies:
         with _timed(timings, "embed"):
             model = semantic_model(ctx, embedder)
-    if model is not None or "entity" in strategies:
-        with _timed(timings, "query_entities"):
-            ctx.named = match_query_entities(ctx.conn, ctx.text)
-            ctx.busy = busy_entities(ctx.conn, ctx.named) if ctx.named else set()
     if model is not None:
         with _timed(timings, "embed"):
             embed_query(ctx, model)

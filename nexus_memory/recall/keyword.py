@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from nexus_memory.core import db
+from nexus_memory.core import db, words
 
 MAX_TERMS = 6  # terms that reach MATCH
 MAX_PROBES = 16  # candidate terms whose document frequency we look up
@@ -22,18 +22,14 @@ MAX_QUERY_CHARS = 4000  # longer input is cut before tokenising (10k-char pastes
 # Letters and digits, as unicode61 sees tokens; "_" is punctuation there too.
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
-_STOPWORD_TEXT = """
-    a about above after again against all also am an and any are aren't as at be because been before
-    being below between both but by can cannot could couldn did do does doing don down during each few
-    for from further get got had has have having he her here hers herself him himself his how i if in
-    into is isn it its itself just let like me more most much must my myself no nor not now of off on
-    once only or other ought our ours ourselves out over own please same she should so some such tell
-    than that the their theirs them themselves then there these they this those through to too under
-    until up us very was we were what when where which while who whom why will with would yes you your
-    yours yourself yourselves ve ll re s t d m
-    know think really thing things said say says anything something everything ever
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Queries are talk: words of talk and asking ("tell", "know", "thing", "please") and the halves FTS5 leaves of
+# "don't", "isn't", "couldn't" match most facts and rank none, so they are not searched for either.
+STOPWORDS = words.STOPWORDS | words.word_set(
+    """
+    also anything aren't cannot couldn don ever everything get got isn know let like much must ought please
+    really said say says something tell thing things think us yes
+    """
+)
 
 
 def tokenize(text: str) -> list[str]:
@@ -98,17 +94,18 @@ def document_frequency(conn: db.Connection, fts_table: str, term: str, cap: int 
         return 0
 
 
-def fts_query(conn: db.Connection, fts_table: str, text: str, max_terms: int = MAX_TERMS) -> str | None:
-    """The MATCH expression for `text` against `fts_table`, or None when no useful term is left."""
-    terms = extract_terms(text)
+def fts_query(conn: db.Connection, fts_table: str, terms: Sequence[str], max_terms: int = MAX_TERMS) -> str | None:
+    """The MATCH expression for a text's `terms` (`extract_terms`) against `fts_table`, or None when no
+    useful term is left."""
     if not terms:
         return None
     return match_expression(choose_terms(conn, fts_table, terms, max_terms))
 
 
-def like_terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
-    """Terms for LIKE search where no FTS table exists: the longest (rarest-looking) few, in order."""
-    return _longest(extract_terms(text), max_terms)
+def like_terms(terms: Sequence[str], max_terms: int = MAX_TERMS) -> list[str]:
+    """Of a text's `terms` (`extract_terms`), those for LIKE search where no FTS table exists: the
+    longest (rarest-looking) few, in order."""
+    return _longest(list(terms), max_terms)
 
 
 def _longest(terms: list[str], limit: int) -> list[str]:

@@ -136,10 +136,10 @@ def _names(conn: db.Connection, entity_ids: Sequence[str]) -> list[tuple[str, st
     ).fetchall()
 
 
-def terms_besides_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> bool:
-    """True when the query has search terms other than the words of these entities' names and aliases."""
+def terms_besides_names(conn: db.Connection, terms: Sequence[str], entity_ids: Sequence[str]) -> bool:
+    """True when the query's search `terms` hold others than the words of these entities' names and aliases."""
     name_words = {word for name, _, _ in _names(conn, entity_ids) for word in keyword.tokenize(name)}
-    return any(term not in name_words for term in keyword.extract_terms(text))
+    return any(term not in name_words for term in terms)
 
 
 def without_names(conn: db.Connection, text: str, entity_ids: Sequence[str]) -> str | None:

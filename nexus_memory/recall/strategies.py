@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from nexus_memory.core.stores import Stores
 from nexus_memory.recall import keyword
 from nexus_memory.recall.filters import Filters
 from nexus_memory.recall.fusion import Ranked, result_key
+from nexus_memory.recall.prompt import Prompt
 from nexus_memory.recall.query_entities import MAX_QUERY_ENTITIES, terms_besides_names, without_names
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class QueryContext:
     """Everything one recall needs, passed to each strategy."""
 
     stores: Stores
-    text: str  # the query with date expressions removed, sanitised
+    prompt: Prompt  # the query as read once: its searched text (dates out), terms, named and busy entities
     types: tuple[str, ...]  # target types in scope
     filters: Filters
     limit: int
@@ -63,9 +64,6 @@ class QueryContext:
     query_vector: np.ndarray | None = None
     # Filters without the window parsed from the query, when that window is a boost (see engine.py).
     any_time: Filters | None = None
-    # Set by the engine before any strategy needs them:
-    named: list[str] = field(default_factory=list)  # entities the query text names (match_query_entities)
-    busy: set[str] = field(default_factory=set)  # those of them that are busy (busy_entities)
 
     @property
     def conn(self) -> db.Connection:
@@ -74,7 +72,7 @@ class QueryContext:
 
 def semantic_model(ctx: QueryContext, embedder: Embedder | None) -> Embedder | None:
     """The query model, with ctx.vector_index set; None (semantic skipped) when vectors are unavailable."""
-    if not keyword.tokenize(ctx.text):
+    if not keyword.tokenize(ctx.prompt.searched):
         return None  # nothing but punctuation/emoji: an embedding of it would match noise
     if embedder is None:
         embedder = default_embedder(ctx.stores)
@@ -91,12 +89,13 @@ def semantic_model(ctx: QueryContext, embedder: Embedder | None) -> Embedder | N
 
 
 def embed_query(ctx: QueryContext, embedder: Embedder) -> None:
-    """Set ctx.query_vector (needs ctx.busy)."""
+    """Set ctx.query_vector."""
     # A busy entity's name (the user, a conversation partner) is in most facts, and in a short query it
     # pulls the embedding toward every fact that repeats it. Averaging with the query embedded without
     # it keeps who the question is about while what it asks decides the ranking (see the module docstring).
-    generic = without_names(ctx.conn, ctx.text, sorted(ctx.busy)) if ctx.busy else None
-    texts = [ctx.text[:EMBED_CHARS]] + ([generic[:EMBED_CHARS]] if generic is not None else [])
+    text, busy = ctx.prompt.searched, ctx.prompt.busy
+    generic = without_names(ctx.conn, text, sorted(busy)) if busy else None
+    texts = [text[:EMBED_CHARS]] + ([generic[:EMBED_CHARS]] if generic is not None else [])
     vector = np.asarray(embedder.encode_queries(texts), dtype=np.float32).sum(axis=0)
     ctx.query_vector = vector / max(float(np.linalg.norm(vector)), 1e-12)
 
@@ -241,7 +240,7 @@ def keyword_search(ctx: QueryContext) -> list[Ranked]:
 
 
 def _fts_facts(ctx: QueryContext) -> Ranked:
-    match = keyword.fts_query(ctx.conn, "facts_fts", ctx.text)
+    match = keyword.fts_query(ctx.conn, "facts_fts", ctx.prompt.terms)
     if match is None:
         return []
     where, args = ctx.filters.fact_sql("f")
@@ -259,7 +258,7 @@ def _fts_facts(ctx: QueryContext) -> Ranked:
 
 def _like_higher_layers(ctx: QueryContext, types: Sequence[str]) -> Ranked:
     """Rows containing query terms (case-insensitive), ranked by how many distinct terms they hold."""
-    terms = keyword.like_terms(ctx.text)
+    terms = keyword.like_terms(ctx.prompt.terms)
     if not terms:
         return []
     found: Ranked = []
@@ -295,7 +294,7 @@ def _like_higher_layers(ctx: QueryContext, types: Sequence[str]) -> Ranked:
 def entity_search(ctx: QueryContext) -> list[Ranked]:
     """Facts of the query's entities (and the `entity` filter's), plus matching entity results."""
     conn, f = ctx.conn, ctx.filters
-    named = ctx.named
+    named = list(ctx.prompt.entities)
     query_entities = list(dict.fromkeys([*(f.entity_ids or ()), *named]))[:MAX_QUERY_ENTITIES]
     lists: list[Ranked] = []
     if "fact" in ctx.types and query_entities:
@@ -327,11 +326,13 @@ def _entity_facts(ctx: QueryContext, entity_ids: Sequence[str]) -> Ranked:
     overlap: dict[str, int] = {}
     # An entity with many facts (the `entity` filter's) is ranked by the query's other words before
     # recency, which keeps this list about the question, not just the person.
-    stems = {t[:5] for t in keyword.extract_terms(ctx.text)}
+    stems = {t[:5] for t in ctx.prompt.terms}
     # Busy entities count only when the query is about nothing but its entities ("Tyler?"), or when
     # the caller asked for them with the `entity` filter.
     busy = (
-        ctx.busy - set(ctx.filters.entity_ids or ()) if terms_besides_names(ctx.conn, ctx.text, entity_ids) else set()
+        ctx.prompt.busy - set(ctx.filters.entity_ids or ())
+        if terms_besides_names(ctx.conn, ctx.prompt.terms, entity_ids)
+        else set()
     )
     for entity_id in (e for e in entity_ids if e not in busy):
         rows = ctx.conn.execute(

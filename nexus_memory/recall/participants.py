@@ -17,17 +17,15 @@ Without participants nothing changes: a name means every entity it matches.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nexus_memory.core import db
 from nexus_memory.identity import store as identity
 from nexus_memory.identity.participant import Participant
 from nexus_memory.recall import keyword
-from nexus_memory.recall.query_entities import NAME_ALIASES, match_query_entities
+from nexus_memory.recall.query_entities import NAME_ALIASES
 
-# A run of capitalised words ("John", "Sarah Connor").
-NAME_RUN = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*")
 _POSSESSIVE = re.compile(r"['’]s$")
 MAX_PARTICIPANTS = 16  # a group chat's worth; more are ignored
 
@@ -52,34 +50,41 @@ class MeantNames:
 NO_PARTICIPANTS = MeantNames({}, frozenset())
 
 
-def meant_names(conn: db.Connection, prompt: str, participants: Sequence[Participant]) -> MeantNames:
-    """Read the prompt's capitalised names against the participants (see the module docstring)."""
+def meant_names(
+    conn: db.Connection,
+    name_runs: Sequence[str],
+    participants: Sequence[Participant],
+    entities_of: Callable[[str], Sequence[str]],
+) -> MeantNames:
+    """Read the prompt's capitalised runs (`name_runs`, as `prompt.NAME_RUN` finds them) against the
+    participants (see the module docstring); `entities_of` is the entities a text names
+    (`match_query_entities`, read once per text)."""
     if not participants:
         return NO_PARTICIPANTS
     known = [(p, identity.delivered_entity(conn, p.platform, p.handle)) for p in participants[:MAX_PARTICIPANTS]]
     names = [(_names_of(conn, p, entity), entity) for p, entity in known]
     meant: dict[str, frozenset[str]] = {}
     others: set[str] = set()
-    for run in _name_runs(prompt):
+    for run in _spoken_names(name_runs):
         key = identity.normalize(run)
         entities = [entity for spoken, entity in names if key in spoken]
         if not entities or key in meant:
             continue
         ids = frozenset(e for e in entities if e is not None)
         meant[key] = ids
-        for match in match_query_entities(conn, run):
+        for match in entities_of(run):
             if match not in ids and (not ids or _has_contact(conn, match)):
                 others.add(match)
     return MeantNames(meant, frozenset(others - {e for ids in meant.values() for e in ids}))
 
 
-def _name_runs(prompt: str) -> list[str]:
+def _spoken_names(name_runs: Sequence[str]) -> list[str]:
     """Each capitalised run of the prompt, less the function words that open it ("Did John" -> "John").
 
     A run is matched whole: "John Greene" is not "John"."""
     runs: list[str] = []
-    for match in NAME_RUN.finditer(prompt):
-        words = _POSSESSIVE.sub("", match.group(0)).rstrip(".").split()
+    for run in name_runs:
+        words = _POSSESSIVE.sub("", run).rstrip(".").split()
         while words and words[0].lower() in keyword.STOPWORDS:
             words = words[1:]
         if words:
