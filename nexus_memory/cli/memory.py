@@ -168,7 +168,7 @@ def _tool_command(subcommands: Subcommands, name: str, summary: str, tool_call: 
 
 def cmd_tool(args: argparse.Namespace) -> int:
     """remember / correct / confirm / entity / observations / models: the agent tool of the same name
-    (a fact write with its side effects, agent_writes)."""
+    (a fact write with its side effects, agents/writes.py)."""
     from nexus_memory.agents.tools import call_tool
 
     name, arguments = args.tool_call(args)

@@ -8,7 +8,7 @@ in several formats, null for "not given"), validated against the tool's schema w
 `json_schema.validate`, and passed to the handler. Anything wrong with the call is a `ToolError`
 whose message is one line the caller can act on.
 
-Used by the agent tools (`agent_tools`, strict) and the LLM writer's tools (`writer/llm/model_tools`,
+Used by the agent tools (`agents/tools`, strict) and the LLM writer's tools (`writer/llm/model_tools`,
 lenient).
 """
 

@@ -238,7 +238,7 @@ def stale_fact_vectors(conn: db.Connection, model: str, sample: int = 1_000) -> 
     return StaleVectors(checked=len(stored), stale=stale, unknown=unknown)
 
 
-AHEAD_WINDOW = 20_000  # rows embedded ahead, then stored, at a time (well under embedding_ahead.MAX_KEPT)
+AHEAD_WINDOW = 20_000  # rows embedded ahead, then stored, at a time (well under ahead.MAX_KEPT)
 
 
 def length_batches(rows: Sequence[tuple[Any, ...]], batch_size: int) -> Iterator[list[tuple[Any, ...]]]:
