@@ -226,7 +226,7 @@ def test_internal_errors_become_error_results(stores: Stores, monkeypatch: pytes
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("nexus_memory.agents.tools.recall", broken)
+    monkeypatch.setattr("nexus_memory.agents.tools.search.recall", broken)
     result = call_tool(stores, "search_memory", {"query": "anything at all"})
     assert result == {"error": "internal error in search_memory: RuntimeError: disk on fire"}
     monkeypatch.setattr("nexus_memory.injection.pack.recall", broken)

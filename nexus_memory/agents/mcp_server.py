@@ -1,8 +1,8 @@
 """`nexus-memory mcp`: the agent tools served over the Model Context Protocol (official `mcp` SDK).
 
-One registry: the tools listed are `agent_tools.tool_schemas()` (name, description and the same
-JSON schema the OpenAI tool loop gets), and every call goes through `agent_tools.call_tool`
-(validation, dispatch; a fact write with its side effects, agent_writes). So a tool added there is
+One registry: the tools listed are `agents.tools.tool_schemas()` (name, description and the same
+JSON schema the OpenAI tool loop gets), and every call goes through `agents.tools.call_tool`
+(validation, dispatch; a fact write with its side effects, agents/writes.py). So a tool added there is
 served here with nothing to change. The SDK's low-level `Server` is used because it takes
 those schemas as they are; its high-level `MCPServer` derives schemas from Python signatures.
 

@@ -7,7 +7,7 @@ An agent with a shell reads memory with plain SQL and writes through two scripts
   QUERIES.md  read patterns in plain SQL with named parameters (each one runs in the test suite);
   search      hybrid recall (the `recall` agent tool): results with dates and source event ids;
   write       remember / correct / confirm a fact through the agent tools, with the side effects
-              of a write (co-occurrences, merge candidates, the fact's embedding; see agent_writes).
+              of a write (co-occurrences, merge candidates, the fact's embedding; see agents/writes.py).
   DATA_DIR    the folder of the four SQLite files the scripts and queries use.
 """
 
@@ -22,6 +22,7 @@ from typing import Any
 
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
+from nexus_memory.recall.arguments import RECALL_PARAMETERS
 
 # --- SCHEMA.md -----------------------------------------------------------------------------------
 
@@ -247,8 +248,8 @@ _SEARCH = """\
 # Search memory (semantic + keyword + entity, fused): facts, observations and mental models,
 # each with its date, platform and source event ids. Prints the recall tool's JSON; exit 1 on error.
 #   search "what did Dana decide about the ledger" [--max-results N] [--entity NAME]
-#          [--after YYYY-MM-DD] [--before YYYY-MM-DD] [--platform P] [--budget low|mid|high]
-#          [--scope facts observations mental_models entities]
+#          [--after YYYY-MM-DD] [--before YYYY-MM-DD] [--platform P] [--budget {budgets}]
+#          [--scope {scopes}]
 exec {command} skills search "$@"
 """
 
@@ -275,7 +276,11 @@ def script_text(name: str, data_dir: Path, command: list[str]) -> str:
         "#!/bin/sh\n"
         f"default_data_dir={shlex.quote(str(data_dir))}\n"
         'export NEXUS_DATA_DIR="${NEXUS_DATA_DIR:-$default_data_dir}"\n'
-        + SCRIPTS[name].format(command=shlex.join(command))
+        + SCRIPTS[name].format(
+            command=shlex.join(command),
+            budgets="|".join(RECALL_PARAMETERS["budget"].choices),
+            scopes=" ".join(RECALL_PARAMETERS["scope"].choices),
+        )
     )
 
 
@@ -316,20 +321,12 @@ def day_ms(day: str, *, end: bool = False) -> int:
 
 
 def search_arguments(
-    query: str,
-    *,
-    max_results: int | None = None,
-    entity: str | None = None,
-    after: str | None = None,
-    before: str | None = None,
-    platform: str | None = None,
-    budget: str | None = None,
-    scope: list[str] | None = None,
+    query: str, *, after: str | None = None, before: str | None = None, **filters: Any
 ) -> dict[str, Any]:
-    """The recall tool's arguments for a search; the tool validates them."""
+    """The recall tool's arguments for a search: the query, the recall `filters` given (None: not given), and
+    the days `after` and `before` as time_after / time_before; the tool validates them."""
     arguments: dict[str, Any] = {"query": query}
-    optional = {"max_results": max_results, "entity": entity, "platform": platform, "budget": budget, "scope": scope}
-    arguments.update({key: value for key, value in optional.items() if value is not None})
+    arguments.update({key: value for key, value in filters.items() if value is not None})
     if after:
         arguments["time_after"] = day_ms(after)
     if before:

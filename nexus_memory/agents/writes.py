@@ -1,6 +1,6 @@
 """The side effects of an agent's fact write: what the pipeline does for the facts it writes.
 
-The write tools of agent_tools (remember_fact, correct_fact) call `fact_side_effects` after their
+The write tools of agents/tools/fact_writes.py (remember_fact, correct_fact) call `fact_side_effects` after their
 write commits, so every way an agent writes (`call_tool` in an OpenAI tool loop, the MCP server, the
 skills `write` script, the CLI) does the same:
   - co-occurrences: each pair of entities the fact names counts once more (entity_cooccurrences);

@@ -7,23 +7,37 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from nexus_memory.cli.common import Subcommands, add_command, fail, positive, print_json
+from nexus_memory.cli.common import (
+    Subcommands,
+    add_command,
+    add_recall_flags,
+    fail,
+    positive,
+    print_json,
+    recall_flag_values,
+)
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
+from nexus_memory.recall.arguments import RECALL_PARAMETERS
 
 # An agent tool command's arguments -> the tool's name and its arguments (None: left out).
 ToolCall = Callable[[argparse.Namespace], tuple[str, dict[str, Any]]]
+
+# The recall parameters `recall` takes as flags (add_recall_flags), with the command's own settings.
+RECALL_FLAGS: dict[str, dict[str, Any]] = {
+    "budget": {"default": RECALL_PARAMETERS["budget"].default},
+    "max_results": {"default": 10},
+    "platform": {},
+    "entity": {},
+    "thread_id": {"flag": "--thread"},
+    "tags": {"flag": "--tag", "action": "append", "help": "access tag held (repeatable): scopes mental models"},
+}
 
 
 def register(subcommands: Subcommands) -> None:
     p = add_command(subcommands, "recall", "search memory")
     p.add_argument("query")
-    p.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
-    p.add_argument("--max-results", type=int, default=10)
-    p.add_argument("--platform")
-    p.add_argument("--entity")
-    p.add_argument("--thread")
-    p.add_argument("--tag", action="append", help="access tag held (repeatable): scopes mental models")
+    add_recall_flags(p, RECALL_FLAGS)
     p.add_argument("--sources", action="store_true", help="show each result's source events (provenance)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_recall)
@@ -92,16 +106,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
     with Stores(load_settings()) as stores:
         try:
-            response = recall(
-                stores,
-                args.query,
-                budget=args.budget,
-                max_results=args.max_results,
-                platform=args.platform,
-                entity=args.entity,
-                thread_id=args.thread,
-                tags=args.tag,
-            )
+            response = recall(stores, args.query, **recall_flag_values(args, RECALL_FLAGS))
         except RecallArgumentError as exc:
             return fail(exc)
     if args.json:

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from nexus_memory.cli.common import Subcommands, add_command, fail, print_json
+from nexus_memory.cli.common import Subcommands, add_command, add_recall_flags, fail, print_json, recall_flag_values
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
+
+# The recall parameters `skills search` takes as flags (add_recall_flags); one not given is the tool's default.
+SEARCH_FLAGS: dict[str, dict[str, Any]] = {
+    "entity": {"help": "search: only about this entity (name or id)"},
+    "max_results": {},
+    "platform": {},
+    "budget": {},
+    "scope": {"nargs": "+"},
+}
 
 
 def register(subcommands: Subcommands) -> None:
@@ -20,13 +30,9 @@ def register(subcommands: Subcommands) -> None:
     p = add_command(subcommands, "skills", "skills folder for agents in code mode: export DIR | search QUERY")
     p.add_argument("action", choices=["export", "search"])
     p.add_argument("value", metavar="DIR|QUERY", help="export: the folder to write; search: what to look for")
-    p.add_argument("--entity", help="search: only about this entity (name or id)")
-    p.add_argument("--max-results", type=int)
+    add_recall_flags(p, SEARCH_FLAGS)
     p.add_argument("--after", help="search: only from this day on (YYYY-MM-DD)")
     p.add_argument("--before", help="search: only up to this day (YYYY-MM-DD)")
-    p.add_argument("--platform")
-    p.add_argument("--budget", choices=["low", "mid", "high"])
-    p.add_argument("--scope", nargs="+", choices=["facts", "observations", "mental_models", "entities"])
     p.set_defaults(func=cmd_skills)
 
 
@@ -48,14 +54,7 @@ def cmd_skills(args: argparse.Namespace) -> int:
         return 0
     try:
         arguments = skills.search_arguments(
-            args.value,
-            max_results=args.max_results,
-            entity=args.entity,
-            after=args.after,
-            before=args.before,
-            platform=args.platform,
-            budget=args.budget,
-            scope=args.scope,
+            args.value, after=args.after, before=args.before, **recall_flag_values(args, SEARCH_FLAGS)
         )
     except ValueError as exc:  # a malformed day
         return fail(exc)

@@ -2,8 +2,27 @@
 
 from __future__ import annotations
 
-from nexus_memory.recall.arguments import RecallArgumentError
-from nexus_memory.recall.engine import RecallResponse, recall
-from nexus_memory.recall.results import RecallResult
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nexus_memory.recall.arguments import RecallArgumentError
+    from nexus_memory.recall.engine import RecallResponse, recall
+    from nexus_memory.recall.results import RecallResult
 
 __all__ = ["RecallArgumentError", "RecallResponse", "RecallResult", "recall"]
+
+# Loaded on first use: the CLI reads recall's parameter table (recall.arguments) to build its parser,
+# and that should not load the engine and its numpy/sqlite-vec imports for every command.
+_HOMES = {
+    "RecallArgumentError": "nexus_memory.recall.arguments",
+    "RecallResponse": "nexus_memory.recall.engine",
+    "recall": "nexus_memory.recall.engine",
+    "RecallResult": "nexus_memory.recall.results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOMES[name]), name)

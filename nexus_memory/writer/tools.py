@@ -18,6 +18,12 @@ from nexus_memory.core.tooling import ToolError  # the one tool error, also for 
 from nexus_memory.facts.insert import insert_fact
 from nexus_memory.identity import store as identity
 
+# The recall the writer's model is offered (writer/llm/model_tools.py): what it looks up before it writes.
+WRITER_SCOPES = ("facts", "entities", "observations")
+WRITER_DEFAULT_SCOPE = ("facts",)
+WRITER_DEFAULT_MAX_RESULTS = 10
+WRITER_MAX_RESULTS = 50
+
 
 class WriterTools:
     """The write tools bound to one open transaction on the stores and one writer run."""
@@ -34,32 +40,29 @@ class WriterTools:
         self.entity_mentions: dict[str, int] = {}
 
     # -- read -------------------------------------------------------------------------------
-    def recall(
-        self,
-        query: str,
-        scope: list[str] | None = None,
-        entity: str | None = None,
-        time_after: int | None = None,
-        time_before: int | None = None,
-        platform: str | None = None,
-        max_results: int = 10,
-        budget: str = "mid",
-    ) -> list[dict[str, Any]]:
-        """Search memory (the recall engine) for dedup, related facts and entity lookups."""
+    def recall(self, query: str, **filters: Any) -> list[dict[str, Any]]:
+        """Search memory (the recall engine) for dedup, related facts and entity lookups.
+
+        `filters` are recall()'s parameters (recall/arguments.py) with the writer's defaults: scope
+        WRITER_DEFAULT_SCOPE, max_results WRITER_DEFAULT_MAX_RESULTS (held to 1..WRITER_MAX_RESULTS), and
+        recall()'s budget for one that is not a budget. Dates in the query are words here, and nothing
+        found counts as accessed."""
         from nexus_memory.recall import recall
+        from nexus_memory.recall.arguments import RECALL_PARAMETERS
 
         if not isinstance(query, str) or not query.strip():
             raise ToolError("recall needs a non-empty 'query' string")
+        budget = RECALL_PARAMETERS["budget"]
+        max_results = int(filters.get("max_results", WRITER_DEFAULT_MAX_RESULTS))
         response = recall(
             self.stores,
             query,
-            scope=scope or ["facts"],
-            entity=entity,
-            time_after=time_after,
-            time_before=time_before,
-            platform=platform,
-            max_results=max(1, min(int(max_results), 50)),
-            budget=budget if budget in ("low", "mid", "high") else "mid",
+            **{
+                **filters,
+                "scope": filters.get("scope") or list(WRITER_DEFAULT_SCOPE),
+                "max_results": max(1, min(max_results, WRITER_MAX_RESULTS)),
+                "budget": filters["budget"] if filters.get("budget") in budget.choices else budget.default,
+            },
             touch=False,
             parse_dates=False,
         )
