@@ -68,7 +68,7 @@ def test_query_path_never_imports_torch_once_exported(model, own_cache: Path) ->
     expected = Embedder(DEFAULT_MODEL, model, query_backend="torch").encode_query("Who is Tyler's employer?")
     script = (
         "import json, sys\n"
-        "from nexus_memory.embeddings.embed import get_embedder\n"
+        "from nexus_memory.embeddings.model import get_embedder\n"
         'vector = get_embedder().encode_query("Who is Tyler\'s employer?")\n'
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
         "print(json.dumps({'heavy': heavy, 'vector': vector.tolist()}))\n"
