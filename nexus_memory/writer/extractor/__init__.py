@@ -9,15 +9,21 @@ event kinds (decision, action_item, commitment, preference_stated, correction) a
 
 Pipeline for one event (`facts.extract`), and the module that does each step:
 
-1. skip ephemeral chatter ("ok", "lol", emoji only, greetings only): `sentences`;
-2. pull out a shared photo ("[shares a photo: caption]") as its own fact: `sentences`;
-3. find contact statements and introductions on the raw text: `contacts`, `introductions`;
-4. split into sentences, drop questions (keeping the statement before a tag like ", right?") and
-   filler sentences, strip leading interjections, greetings and vocatives ("Wow, ...", "Caroline, ..."),
-   and put back a dropped subject ("Went hiking." -> "I went hiking."): `sentences`;
-5. split each sentence on a causal cue (cause + effect facts and a `CausalPair`): `causal`; otherwise on
-   "; " and ", and " / ", but " when both sides are clauses (subject-like start and a verb): `sentences`;
-6. resolve I/me/my to the sender and you/your to the peer (`pronouns`, with names from `names`),
+1. read the message by its structure: header lines, a quoted reply, a signature, a disclaimer and a
+   forwarded message are not the sender's words; hard-wrapped lines are joined (`structure`);
+2. skip ephemeral chatter ("ok", "lol", emoji only, greetings only): `sentences`;
+3. pull out a shared photo ("[shares a photo: caption]") as its own fact: `sentences`;
+4. find contact statements and introductions in the sender's text, and contacts in the signature, whose
+   other lines become one fact about the sender: `contacts`, `introductions`;
+5. split into sentences and clauses at "; ", drop questions (keeping what a statement-ordered question or
+   the statement before a tag states) and what is no fact (filler, pleasantries, thanks, errands of the
+   moment, verbless replies, requests of the moment, bare praise), strip leading interjections, greetings
+   and vocatives (the one a vocative calls is "you"), and put back a dropped subject ("Went hiking." ->
+   "I went hiking."): `sentences`;
+6. name he/she/him/her when exactly one person of the episode is meant (`antecedents`), then split each
+   sentence on a causal cue (cause + effect facts and a `CausalPair`): `causal`; otherwise on ", and " /
+   ", but " when both sides are clauses (subject-like start and a verb): `sentences`;
+7. resolve I/me/my to the sender and you/your to the peer (`pronouns`, with names from `names`),
    annotate relative dates with the explicit date and read explicit dates into `as_of` (`dates`), tag
    entities (`entities`, `literals`) and the derived kind (`kinds`). A statement that names no person
    after resolution is attributed: "<sender> said ...".

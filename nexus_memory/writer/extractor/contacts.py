@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from nexus_memory.writer.extractor.literals import EMAIL_RE, PHONE_RE
+from nexus_memory.writer.extractor.literals import EMAIL_RE, PHONE_RE, URL_RE
 from nexus_memory.writer.extractor.results import ContactStatement
 from nexus_memory.writer.extractor.words import STOPWORDS
 
@@ -61,3 +62,26 @@ def _classify_contact(raw: str, kind: str) -> tuple[str, str] | None:
             return None  # "reach me at home" is not a handle
         return handle, "handle"
     return None
+
+
+def signature_contacts(lines: Sequence[str], event_id: str) -> list[ContactStatement]:
+    """The email addresses and phone numbers of a signature ("+1 555 010 2000 | ravi@x.example", "M: ..."):
+    the sender's own, like "my email is X"."""
+    found: list[ContactStatement] = []
+    for line in lines:
+        for piece in re.split(r"\s*[|,;\u00b7]\s*", line):
+            value = re.sub(r"^(?:t|m|p|e|tel|phone|mobile|cell|email|e-mail)\s*[:.]\s*", "", piece, flags=re.IGNORECASE)
+            contact = _classify_contact(value, "phone" if any(c.isdigit() for c in value) else "email")
+            if contact:
+                found.append(ContactStatement(contact[0], contact[1], "sender", event_id))
+    return found
+
+
+def signature_role(lines: Sequence[str]) -> str | None:
+    """What a signature says its sender is ("Partner Engineering, Kestrel Systems"): its lines without the
+    contact ones, or None when nothing else is there. The entity store has no role or employer field, so
+    this becomes a fact about the sender that names the organisation."""
+    literal = (EMAIL_RE, PHONE_RE, URL_RE)
+    kept = [line.strip(" |,") for line in lines if not any(pattern.search(line) for pattern in literal)]
+    kept = [line for line in kept if line]
+    return ", ".join(kept) if kept else None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from nexus_memory.events.ledger import Event
+from nexus_memory.writer.extractor.antecedents import Antecedents
 from nexus_memory.writer.extractor.causal import CAUSAL_LINK_PREV, split_causal
-from nexus_memory.writer.extractor.contacts import find_contacts
+from nexus_memory.writer.extractor.contacts import find_contacts, signature_contacts, signature_role
 from nexus_memory.writer.extractor.dates import annotate_relative_dates, explicit_date
 from nexus_memory.writer.extractor.entities import find_entities, merge_mentions
 from nexus_memory.writer.extractor.introductions import INTRO_RE, find_introductions, intro_ok
@@ -35,6 +36,7 @@ from nexus_memory.writer.extractor.sentences import (
     split_sentences,
     supply_subject,
 )
+from nexus_memory.writer.extractor.structure import MessageParts, read_message
 from nexus_memory.writer.extractor.text import capitalise, contains_word, finish, lower_first
 
 
@@ -55,16 +57,31 @@ def extract(
     an email to the owner's address); it never makes a peer the addressee of a group message.
     """
     names = NameBook(speaker_names or {}, addressee_names or {})
+    messages = {event.id: read_message(event.content or "") for event in [*context, *events]}
     for event in [*context, *events]:
         names.learn_event(event)
-        for intro in find_introductions(event.content):
+        for intro in find_introductions(messages[event.id].body):
             names.add_known(intro)
 
     result = Extraction()
-    previous_sender: str | None = context[-1].sender_id if context else None
+    antecedents = Antecedents(names)
+    signatures: set[tuple[str, tuple[str, ...]]] = set()
+    previous_sender: str | None = None
+    for event in context:
+        peer = names.peer_of(event, previous_sender)
+        for sentence in split_sentences(messages[event.id].body):
+            antecedents.record(sentence, names.name_of(event.sender_id), peer)
+        antecedents.next_message()
+        signatures.add((event.sender_id, messages[event.id].signature))
+        previous_sender = event.sender_id
     for event in events:
         peer = names.peer_of(event, previous_sender)
-        _extract_event(event, names, peer, result)
+        message = messages[event.id]
+        if (event.sender_id, message.signature) in signatures:
+            message = replace(message, signature=())  # a signature says who someone is once per thread
+        signatures.add((event.sender_id, message.signature))
+        _extract_event(event, message, _Reader(names, antecedents, peer), result)
+        antecedents.next_message()
         previous_sender = event.sender_id
     return result
 
@@ -91,31 +108,44 @@ class _Split:
     link_prev: float = 0.0  # >0: the previous statement of the event causes the first one here
 
 
-def _extract_event(event: Event, names: NameBook, peer: str | None, result: Extraction) -> None:
-    """Append what one event says to `result`."""
-    content = event.content or ""
-    if is_ephemeral(content, names):
+@dataclass
+class _Reader:
+    """What reading one event needs besides the event: who is who, who was named, who "you" is."""
+
+    names: NameBook
+    antecedents: Antecedents
+    peer: str | None
+
+
+def _extract_event(event: Event, message: MessageParts, reader: _Reader, result: Extraction) -> None:
+    """Append what one event says to `result`: its sender's own text, signature and forwarded messages.
+
+    A letter signed by the one it is addressed to (an assistant's draft of the user's email) is not
+    something its sender says, and gives no facts; nor is the text of a message it quotes.
+    """
+    names = reader.names
+    speaker = names.name_of(event.sender_id)
+    signer = message.signer
+    drafted = bool(signer and reader.peer and _same_person(signer, reader.peer) and not _same_person(signer, speaker))
+    body = "" if drafted else message.body
+    if is_ephemeral(body, names) and not message.signature and not message.forwarded:
         result.skipped_events.append(event.id)
         return
-    speaker = names.name_of(event.sender_id)
-    intro_names = find_introductions(content)
+    intro_names = find_introductions(body)
     for intro in intro_names:
         result.introductions.append(NameIntroduction(intro, event.id))
-    contacts = find_contacts(content, event.id)
+    contacts = [*find_contacts(body, event.id), *signature_contacts(message.signature, event.id)]
     result.contacts.extend(contacts)
 
-    text, captions = split_photos(content)
-    splits: list[_Split] = []
-    for sentence in split_sentences(text):
-        for piece in _claim_introductions(sentence, speaker) if intro_names else [sentence]:
-            cleaned = clean_sentence(piece, names)
-            if cleaned and is_informative(cleaned, names):
-                splits.append(_split_statement(supply_subject(cleaned), speaker))
-    for caption in captions:
-        splits.append(_Split([_Statement(photo_fact(caption, "I"), speaker, is_photo=True)]))
+    splits = _read_text(body, speaker, reader, claims=bool(intro_names))
+    if role := signature_role(message.signature):
+        splits.append((_Split([_Statement(f"{speaker}'s signature: {role}", speaker)]), reader.peer))
+    for forwarded in message.forwarded:
+        if forwarded.author:  # words no "From:" line names have no one to be attributed to
+            splits += _read_text(forwarded.parts.body, forwarded.author, replace(reader, peer=None), claims=False)
 
     produced = 0
-    for split in splits:
+    for split, peer in splits:
         base = len(result.facts)
         for statement in split.statements:
             result.facts.append(build_fact(statement, event, names, peer, contacts))
@@ -126,6 +156,34 @@ def _extract_event(event: Event, names: NameBook, peer: str | None, result: Extr
         produced += len(split.statements)
     if not produced:
         result.skipped_events.append(event.id)
+
+
+def _read_text(text: str, speaker: str, reader: _Reader, *, claims: bool) -> list[tuple[_Split, str | None]]:
+    """The statements of a text said by `speaker` to `reader.peer`, sentence by sentence, with that peer.
+
+    Every sentence is remembered for the pronouns of later ones, the dropped ones too ("did Jess book?").
+    """
+    splits: list[tuple[_Split, str | None]] = []
+    text, captions = split_photos(text)
+    for sentence in split_sentences(text):
+        # Each clause after "; " is read on its own: "Sorry again for the delay; the slip came from ...".
+        clauses = [c for c in re.split(r";\s+", sentence) if c.strip()]
+        for piece in [p for c in clauses for p in (_claim_introductions(c, speaker) if claims else [c])]:
+            cleaned, called = clean_sentence(piece, reader.names)
+            if cleaned and is_informative(cleaned, reader.names):
+                # "Sam, you left your bottle": the one a sentence calls by name is its "you".
+                peer = reader.names.full_name(called) if called else reader.peer
+                cleaned = reader.antecedents.resolve(cleaned, speaker, peer)
+                splits.append((_split_statement(supply_subject(cleaned), speaker), peer))
+        reader.antecedents.record(sentence, speaker, reader.peer)
+    for caption in captions:
+        splits.append((_Split([_Statement(photo_fact(caption, "I"), speaker, is_photo=True)]), reader.peer))
+    return splits
+
+
+def _same_person(signer: str, name: str) -> bool:
+    """A sign-off name and a full name are the same person: 'Sam' and 'Sam Rivera'."""
+    return signer.split()[0].lower() == name.split()[0].lower()
 
 
 def _claim_introductions(sentence: str, speaker: str) -> list[str]:

@@ -31,7 +31,7 @@ KIND_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\blet['\u2019]?s\s+meet\b|\bi\s+promise\b|\bsee\s+you\s+(?:at|on|there|tomorrow|"
             r"next)\b|\bi['\u2019]ll\s+be\s+there\b|\bwe['\u2019]ll\s+meet\b|\bmeet\s+you\s+(?:at|on)\b|"
-            r"\bi\s+(?:swear|guarantee)\b|\bcount\s+on\s+me\b|\bi\s+give\s+you\s+my\s+word\b",
+            r"\bi\s+(?:swear|guarantee)\b|\bcount\s+on\s+me\b|\bcount\s+me\s+in\b|\bi\s+give\s+you\s+my\s+word\b",
             re.IGNORECASE,
         ),
     ),

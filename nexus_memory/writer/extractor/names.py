@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from nexus_memory.events.ledger import Event
 from nexus_memory.identity.handles import names_another_handle
+
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
+# What comes before the first word of a sentence: the start, an end of sentence, a line break, a colon.
+_SENTENCE_START_RE = re.compile(r"(?:^|[.!?:\n]\W*)\s*$")
 
 
 class NameBook:
@@ -17,6 +22,8 @@ class NameBook:
         self.display: dict[str, str] = {}  # from event.sender_name
         self.known: set[str] = set()
         self.first_tokens: set[str] = set()  # first word of each known name ("Ann" of "Ann Lee")
+        self.lower_words: set[str] = set()  # words the batch writes in lower case somewhere ("launch")
+        self.inner_capitals: set[str] = set()  # words the batch capitalises inside a sentence ("Kestrel")
         for name in given.values():
             self.add_known(name)
 
@@ -36,6 +43,17 @@ class NameBook:
         if name and event.sender_id not in self.display and not names_another_handle(name, event.sender_id):
             self.display[event.sender_id] = name
         self.add_known(self.name_of(event.sender_id))
+        for match in _WORD_RE.finditer(event.content or ""):
+            word = match.group(0)
+            if word.islower():
+                self.lower_words.add(word)
+            elif word[:1].isupper() and not _SENTENCE_START_RE.search(event.content[: match.start()]):
+                self.inner_capitals.add(word)
+
+    def full_name(self, word: str) -> str:
+        """The one known name a first name stands for ("Sam" -> "Sam Rivera"), else the word itself."""
+        full = [name for name in self.known if name.split()[0] == word and name != word]
+        return full[0] if len(full) == 1 and word not in self.known else word
 
     def name_of(self, sender_id: str) -> str:
         """Best known name for a sender (or addressee) id."""

@@ -18,7 +18,8 @@ from nexus_memory.writer.extractor.words import (
 PRONOUN_RE = re.compile(
     r"(?<![\w'\u2019-])(?P<pro>I|i(?![.\w])|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Yy]ou|[Yy]our|[Yy]ours|[Yy]ourself)"
     r"(?P<con>['\u2019](?:m|re|ve|ll|d|s))?(?![\w'\u2019-])"
-    r"(?P<gap>\s+(?:(?:" + "|".join(sorted(ADVERBS)) + r")\s+)?)?(?P<next>[a-z]+(?:['\u2019]t)?)?"
+    r"(?P<gap>\s+(?:(?:" + "|".join(sorted(ADVERBS)) + r")\s+)?)?"
+    r"(?P<next>(?!(?:me|my|mine|you|your|yours)\b)[a-z]+(?:['\u2019]t)?)?"
 )
 # Generic or formulaic "you" that is not the addressee ("thank you", "you know", "see you").
 GENERIC_YOU_BEFORE = re.compile(r"\b(?:thank|see|if|when|miss|bless|love|whenever|unless|mind)\s*$", re.IGNORECASE)

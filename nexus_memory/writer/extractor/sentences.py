@@ -5,22 +5,31 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from nexus_memory.writer.extractor.kinds import classify_kind
 from nexus_memory.writer.extractor.literals import EMAIL_RE, URL_RE
-from nexus_memory.writer.extractor.text import capitalise, finish
+from nexus_memory.writer.extractor.text import capitalise, finish, finite_verb
 from nexus_memory.writer.extractor.words import (
     ABBREVIATIONS,
     AUX_VERBS,
     CHATTER,
     FILLER_WORDS,
+    FIRST_PERSON,
+    IMPERATIVE_VERBS,
+    INVERTED_AUXILIARIES,
     IRREGULAR_PAST,
     NOT_NAMES,
+    PRAISE_WORDS,
     PRESENT_VERBS,
     QUESTION_OPENERS,
+    QUESTION_SUBJECTS,
+    SECOND_PERSON,
     STOPWORDS,
     SUBJECT_DROP_ADJECTIVES,
     SUBJECT_DROP_VERBS,
     SUBJECT_PRONOUNS,
     SUBJECT_WORDS,
+    WH_WORDS,
+    WHEN_WORDS,
     WORD_RE,
 )
 
@@ -45,27 +54,51 @@ INTERJECTION_RE = re.compile(
     r"haha+|hah|hehe|lol|aww+|aw|ah|ahh|omg|hmm+|um+|so|thanks|thank you|cheers|congrats|"
     r"congratulations|sure|totally|absolutely|definitely|exactly|indeed|right|true|agreed|man|"
     r"dude|wait|awesome|great|cool|nice|amazing|wonderful|sweet|gosh|geez|ugh|yay|woo+|hooray|"
-    r"alright|all right|of course|for sure|no way|good|oh my|my god)"
+    r"alright|all right|of course|for sure|no way|no worries|no problem|np|got it|done|"
+    r"sounds (?:good|great|perfect)|good|oh my|my god)"
     r"(?:\s*[,!.\u2026:;-]+\s*|\s+(?=(?:i|i'm|i've|i'll|i'd|we|you|it|it's|my|our|that|this|they|he|she|"
-    r"there|the)\b)))+",
+    r"there|the|done|ok|okay|yes|yeah|so|well|oh|wow)\b)))+",
     re.IGNORECASE,
 )
 # Discourse openers that carry no content: "I gotta say, ...", "Honestly, ...", "To be honest, ...".
 DISCOURSE_RE = re.compile(
     r"^(?:i\s+(?:gotta|have\s+to|must|got\s+to|have\s+got\s+to)\s+say|honestly|to\s+be\s+honest|"
-    r"tbh|i\s+mean|you\s+know|btw|by\s+the\s+way|anyway|anyways|plus|also|and|but)\b"
+    r"tbh|i\s+mean|you\s+know|btw|fyi|heads\s+up|by\s+the\s+way|anyway|anyways|plus|also|and|but)\b"
     r"\s*,?\s*",
     re.IGNORECASE,
 )
-# Gratitude with a reason: "Thanks for the tip" -> "I am grateful to you for the tip" (resolvable).
-THANKS_FOR_RE = re.compile(
-    r"^(?:thanks|thank\s+you)(?:\s+so\s+much|\s+a\s+lot|\s+again)?(?:,\s*[A-Z][a-z]+,?)?"
-    r"\s+for\s+",
+# Thanks, appreciation and apologies to the one spoken to: courtesy, not facts ("Thanks for the help",
+# "I appreciate your support", "Sorry again for the delay", "So grateful").
+GRATITUDE_RE = re.compile(
+    r"^(?:(?:thanks|thank you|thx|ty|many thanks)(?: so much| a lot| again)?(?:,?\s*[A-Z][a-z]+)?(?:\s+for\b.*)?|"
+    r"much appreciated|(?:i )?(?:really |truly )?appreciate (?:it|that|this|you|your)\b.*|"
+    r"(?:i'm |i am |we're |we are )?(?:so |very |really )?sorry (?:again )?(?:for|about) (?:the|my|our) "
+    r"(?:delay|late reply|wait|confusion|trouble|mix-up)|"
+    r"(?:i'm |i am )?(?:so |really |very |truly )?(?:grateful|thankful)(?: for (?:you|your \w+|that|it|this))?)\W*$",
     re.IGNORECASE,
 )
+# Errands of the moment: where someone is or when they arrive ("here", "omw, 10 min", "parking now",
+# "running 10 late, bridge traffic", "brb dinner"); what follows a comma goes with them.
+MOMENT_RE = re.compile(
+    r"^(?:(?:i'm|i am|we're|we are|just|almost|still)\s+)*(?:here|there|back|outside|downstairs|ready|in|omw|otw|"
+    r"on (?:my|our|the) way|brb\b.*|be right (?:back|there)|running(?: \d+(?: min\w*)?)? late|leaving|"
+    r"heading (?:out|over|there|home|back)|parking|walking in|got (?:in|here)|"
+    r"at (?:the )?[\w' ]{2,30}|by the [\w ]{2,20}|\d+ (?:min|mins|minutes|sec|secs)(?: out| away)?)"
+    r"(?:\s+(?:now|early|soon|already|too))?\s*(?:,.*)?[.!]*$",
+    re.IGNORECASE,
+)
+# An inverted auxiliary after its pronoun: a request or a question ("can you find me ...", "could we do ...").
+INVERTED_REQUEST_RE = re.compile(r"\b(?:can|could|would|will|do|did|should)\s+(?:you|u|we|i)\b", re.IGNORECASE)
+# Words a request may open with that change nothing: "please send ...", "just fill it out".
+REQUEST_OPENERS = frozenset({"please", "pls", "just", "definitely", "also", "so", "and"})
+FRAGMENT_MAX_WORDS = 3  # a verbless reply this short means something only next to what it answers
 # Sentence-initial words of a sentence whose subject (the speaker) was dropped: "Went hiking today".
 # Short reactions to what the other person said: "That sounds rough.", "That must've been fun."
-REACTION_RE = re.compile(r"^(?:that|that's|this|this is|sounds|it sounds|what an?|how|must|such an?)\b", re.IGNORECASE)
+REACTION_RE = re.compile(
+    r"^(?:that|that's|this|this is|sounds|it sounds|looks|look|what an?|how|must|such an?|they're|they are|"
+    r"they look|they were)\b",
+    re.IGNORECASE,
+)
 REACTION_MAX_WORDS = 5  # a reaction opener with at most this many words is chatter
 # A greeting with an optional name and nothing else: "Hey Mel!", "Hi there,", "Good morning, Sam."
 GREETING_RE = re.compile(
@@ -85,8 +118,16 @@ PLEASANTRY_RE = re.compile(
     r"check (?:this|it|these) out|nice (?:pic|photo|picture|shot)|"
     r"how are you|how have you been|what's up|let me know|keep (?:it )?up|keep me posted|"
     r"can't wait to (?:see|hear)(?: (?:it|them|more|about it))?|i'm (?:so )?(?:glad|happy) (?:for you|to hear)"
-    r"(?: that)?|that's (?:so |really )?(?:great|awesome|cool|amazing|good|nice|wonderful))"
-    r"(?:\s*,?\s*[A-Z][a-z]+)?\s*[.!\u2026]*$",
+    r"(?: that)?|that's (?:so |really )?(?:great|awesome|cool|amazing|good|nice|wonderful)|"
+    r"the more the merrier|fingers crossed|we'll see|way to \w+.*|good for you.*|you rock|you're the best|"
+    r"(?:i )?love you(?: too| all| guys)?|miss you(?: too)?|\w+ says hi|sorry to hear(?: that)?|"
+    r"(?:it|that|this|your \w+) means? (?:so much|a lot)(?: to me)?|i'm (?:always )?here (?:for|to support) you|"
+    r"sounds? (?:good|great|perfect|fun|awesome|like a plan)|works for (?:me|us)|that works|will do|on it|deal|done|"
+    r"noted|count me in|i'm in|we're in|agreed|fair enough|makes sense|good (?:point|idea|call|question)|"
+    r"anytime|all good|\w+ it is|you got this|we got this|good (?:job|work)|well done|nice (?:job|work)|"
+    r"have (?:a )?(?:great|good|nice|wonderful|fun|safe|lovely) \w+|have fun|enjoy|be (?:careful|safe)\b.*|"
+    r"that'd be (?:great|awesome|perfect|amazing|nice)|that would be (?:great|awesome|perfect|amazing|nice))"
+    r"(?:\s*,?\s*(?:thanks\s+|thank you\s+)?[A-Z][a-z]+)?\s*[.!\u2026]*$",
     re.IGNORECASE,
 )
 
@@ -122,83 +163,118 @@ def photo_fact(caption: str, who: str) -> str:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a message: split after . ! ? and at line breaks, but not after 'Dr.' or 'e.g.'."""
+    """Sentences of a message: split after . ! ? and at line breaks, but not after 'Dr.' or 'e.g.'; a line that
+    goes on in lower case after a line break without a full stop goes on the same sentence."""
     pieces = [p.strip() for p in SENTENCE_BREAK_RE.split(text) if p and p.strip()]
     sentences: list[str] = []
     for piece in pieces:
         if sentences:
             last_word = sentences[-1].rsplit(None, 1)[-1].rstrip(".").lower()
-            if (sentences[-1].endswith(".") and last_word in ABBREVIATIONS) or piece[0].islower():
+            ended = re.search(r"[.!?\u2026][\"')\]]*$", sentences[-1])
+            if (sentences[-1].endswith(".") and last_word in ABBREVIATIONS) or (piece[0].islower() and not ended):
                 sentences[-1] = f"{sentences[-1]} {piece}"
                 continue
         sentences.append(piece)
     return sentences
 
 
-def clean_sentence(sentence: str, names: NameBook | None = None) -> str:
-    """Drop emoji, leading interjections and vocatives ('Wow, Caroline, ...'); '' for a question."""
+def clean_sentence(sentence: str, names: NameBook | None = None) -> tuple[str, str | None]:
+    """The sentence without emoji, leading interjections and vocatives ('Wow, Caroline, ...'), and the name
+    the vocative called (who "you" is in it); '' for a question."""
     text = EMOJI_RE.sub("", sentence).strip()
     text = re.sub(r"\s+", " ", text)
+    called: str | None = None
     if text.endswith("?"):
-        text = strip_question_tag(text)
-    if text.endswith("?") or not text:
-        return ""
+        text = statement_in_question(text)
+    if not text:
+        return "", None
     for _ in range(3):  # "Oh wow, Caroline, I ..." needs a few rounds
         before = text
         text = INTERJECTION_RE.sub("", text).strip()
         text = GREETING_RE.sub("", text, count=1).strip()
         text = DISCOURSE_RE.sub("", text, count=1).strip()
         vocative = re.match(r"^(?:([A-Za-z]+)\s+)?([A-Z][a-z]+)\s*[,!]+\s*", text)
+        # A known name, or any name after a word like "thanks" ("Thanks Dana, I'll ...").
+        filler = vocative is not None and vocative.group(1) is not None and vocative.group(1).lower() in FILLER_WORDS
         if (
             vocative
-            and names
-            and names.is_known(vocative.group(2))
-            and (vocative.group(1) is None or vocative.group(1).lower() in FILLER_WORDS)
+            and ((names and names.is_known(vocative.group(2))) or filler)
+            and (vocative.group(1) is None or filler)
         ):
             text = text[vocative.end() :]  # "Caroline, ..." / "Yeah Jon, ..."
+            called = vocative.group(2)
         if text == before:
             break
+    if asks(text):
+        return "", None
     text = re.sub(
         r",\s*[A-Z][a-z]+\s*([.!\u2026]*)$",
         lambda m: m.group(1) if names and names.is_known(m.group(0).strip(",.!\u2026 ")) else m.group(0),
         text,
     )
-    text = THANKS_FOR_RE.sub("I am grateful to you for ", text, count=1)
     text = re.sub(r"!+", ".", text).strip(" ,;:-")
     text = re.sub(r"\.{2,}|\u2026", ".", text)
     if not text or text.endswith("?"):
-        return ""
-    return capitalise(text)
+        return "", None
+    return capitalise(text), called
 
 
-def strip_question_tag(sentence: str) -> str:
-    """'Hard work pays off, right?' -> 'Hard work pays off.'; a real question is returned unchanged.
+def statement_in_question(sentence: str) -> str:
+    """What a sentence ending in '?' states, or '' when it only asks (or asks for something).
 
-    A statement followed by a tag ("right?", "huh?", "how does that sound?") still states something;
-    the part before the last comma is kept when it reads as a clause and not as a question.
+    A question with the word order of a statement states what its speaker believes ("Jess said you're
+    looking for a belay partner?"); a statement before a tag ("Hard work pays off, right?", "I'm vegetarian,
+    anything good nearby?") states the part before the tag. A real question ("What would you partition
+    on?") or a request ("For Lisbon, can you find me a hotel ...?") states nothing.
     """
-    head, comma, _tag = sentence.rpartition(",")
-    if not comma:
-        return sentence
-    words = WORD_RE.findall(head.lower())
-    if not words or words[0] in QUESTION_OPENERS or not is_clause(head.strip()):
-        return sentence
-    return head.strip() + "."
+    head, comma, tag = sentence.rstrip("?!. ").rpartition(",")
+    body = sentence.rstrip("?!. ")
+    if comma and _states(head) and not _states(tag.strip()):
+        return head.strip() + "."
+    if _states(body):
+        return body + "."
+    return ""
+
+
+def _states(text: str) -> bool:
+    """A clause in the order of a statement: subject and verb, no question opener, no inverted request."""
+    words = WORD_RE.findall(text.lower().replace("\u2019", "'"))
+    if not words or words[0] in QUESTION_OPENERS or asks(text) or INVERTED_REQUEST_RE.search(text):
+        return False
+    short = len(words) == 2 and words[0] in SUBJECT_WORDS and has_verb(text)  # "I'm vegetarian"
+    return short or is_clause(text.strip())
+
+
+def asks(sentence: str) -> bool:
+    """A question without its question mark: 'how was climbing Sam', 'did you buy it yet', 'anyone in?'."""
+    tokens = WORD_RE.findall(sentence.replace("\u2019", "'"))
+    if not tokens:
+        return False
+    first, second = tokens[0].lower(), tokens[1] if len(tokens) > 1 else ""
+    if first in ("anyone", "anybody") or (first == "got" and second.lower() in ("any", "a")):
+        return True
+    if first.split("'")[0] in WH_WORDS:
+        return "'" in first or second.lower() in INVERTED_AUXILIARIES
+    named = second[:1].isupper() and second not in NOT_NAMES  # "did Jess book it"
+    return first in INVERTED_AUXILIARIES and (second.lower() in QUESTION_SUBJECTS or named)
 
 
 def is_informative(sentence: str, names: NameBook | None = None) -> bool:
-    """False for filler sentences ('That's so cool.', 'Long time no see.') and pleasantries."""
-    if PLEASANTRY_RE.match(sentence):
+    """False for what is not a fact: filler ('That's so cool.'), pleasantries, thanks, where someone is right
+    now ('omw, 10 min'), a verbless reply ('Kestrel again'), a request of the moment ('send me details'), and
+    bare praise of the one spoken to ('You're the best')."""
+    if PLEASANTRY_RE.match(sentence) or GRATITUDE_RE.match(sentence) or MOMENT_RE.match(sentence):
         return False
     words = [w.lower() for w in WORD_RE.findall(sentence)]
     if len(words) < 2:
         return False  # "Mel." / "Congrats." say nothing on their own
-    if (
-        len(words) <= REACTION_MAX_WORDS
-        and REACTION_RE.match(sentence)
-        and not re.search(r"\d|(?<!^)\b[A-Z]", sentence)
-    ):
+    if len(words) <= FRAGMENT_MAX_WORDS and ":" not in sentence and not has_verb(sentence):
+        return False
+    plain = not re.search(r"\d|(?<!^)\b[A-Z][a-z]", sentence)  # no number, no name after the first word
+    if len(words) <= REACTION_MAX_WORDS and REACTION_RE.match(sentence) and plain:
         return False  # "That sounds rough." (but not "That picture is from MinaLima.")
+    if is_request(sentence) or (plain and is_compliment(words)):
+        return False
     content = [
         w
         for w in words
@@ -208,6 +284,42 @@ def is_informative(sentence: str, names: NameBook | None = None) -> bool:
         and not (names and names.is_known(w.capitalize()))
     ]
     return bool(content)
+
+
+def is_request(sentence: str) -> bool:
+    """A request of the moment: it opens with a verb ('send me details', 'please tell us', 'book it') and
+    carries no plan: no date, time, number or name, no decision, commitment or action item. A proposal
+    ("let's keep supporting each other") is the speaker's own intention, and stays."""
+    words = WORD_RE.findall(sentence)
+    while words and words[0].lower() in REQUEST_OPENERS:
+        words = words[1:]
+    if not _opens_with_verb(sentence) or (len(words) > 1 and finite_verb(words[1].lower())):
+        return False  # "Backfill finished overnight" has its verb after a subject
+    return not any(_anchor(w) for w in words[1:]) and classify_kind(sentence) == "fact"
+
+
+def _opens_with_verb(sentence: str) -> bool:
+    """An imperative: the first word (after 'please', 'just' ...) is a verb of a request ('send', 'book')."""
+    words = [w.lower() for w in WORD_RE.findall(sentence)]
+    while words and words[0] in REQUEST_OPENERS:
+        words = words[1:]
+    return bool(words) and words[0] in IMPERATIVE_VERBS
+
+
+def _anchor(word: str) -> bool:
+    """A word that ties a request to a plan: a date or time word, a number, a name."""
+    name = word[:1].isupper() and word[1:].islower() and word not in NOT_NAMES
+    return word.lower() in WHEN_WORDS or any(c.isdigit() for c in word) or name
+
+
+def is_compliment(words: list[str]) -> bool:
+    """Praise of the one spoken to and nothing else: 'You're the best', 'You rock', 'You're doing amazing'.
+    A remark with anything more in it ('Your commitment to helping others is inspiring') is an opinion the
+    speaker holds, and stays. `words` are the sentence's words in lower case."""
+    if FIRST_PERSON & set(words) or not (SECOND_PERSON & set(words) and PRAISE_WORDS & set(words)):
+        return False
+    rest = [w for w in words if w not in SECOND_PERSON | PRAISE_WORDS | STOPWORDS | FILLER_WORDS]
+    return not rest
 
 
 def supply_subject(sentence: str) -> str:
@@ -224,10 +336,23 @@ def supply_subject(sentence: str) -> str:
         return f"I {sentence[:1].lower()}{sentence[1:]}"
     if first in SUBJECT_DROP_ADJECTIVES or (first in ("so", "really", "very") and second in SUBJECT_DROP_ADJECTIVES):
         return f"I'm {sentence[:1].lower()}{sentence[1:]}"
-    if first.endswith("ing") and len(first) > 5 and not has_verb(sentence[len(first) :]):
+    gerund = first.endswith("ing") and len(first) > 5 and first not in FILLER_WORDS | PRAISE_WORDS
+    if gerund and not has_verb(sentence[len(first) :]):
         # "Planning a trip there." has no other verb, so "planning" is not a gerund subject.
         return f"I'm {sentence[:1].lower()}{sentence[1:]}"
+    if first.endswith("ed") and len(first) > 4 and first not in STOPWORDS and _takes_object(words[1:2], sentence):
+        return f"I {sentence[:1].lower()}{sentence[1:]}"  # "Booked Thursday 6pm", "Decided: renew ..."
     return sentence
+
+
+def _takes_object(after: list[str], sentence: str) -> bool:
+    """The word after a sentence-initial past verb shows it is a verb with an object, not an adjective:
+    a determiner, a pronoun, a number, a name, 'up'/'out', or a colon ('Pushed the draft', 'Booked Thursday')."""
+    if not after:
+        return False
+    word = after[0]
+    objects = {"the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "it", "up", "out"}
+    return word.lower() in objects or word[:1].isdigit() or word[:1].isupper() or bool(re.match(r"^\w+:", sentence))
 
 
 def has_verb(clause: str) -> bool:
@@ -239,6 +364,8 @@ def has_verb(clause: str) -> bool:
             return True
         if position > 0 and words[position - 1] in SUBJECT_PRONOUNS and word not in STOPWORDS:
             return True
+        if position > 0 and words[position - 1].endswith("'s") and word.endswith("ing"):
+            return True  # "Dev's coming"
         if len(word) > 4 and word.endswith("ed"):
             return True
         if word.endswith("s") and word[:-1] in PRESENT_VERBS:

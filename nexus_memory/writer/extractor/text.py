@@ -5,7 +5,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from nexus_memory.writer.extractor.words import PLACES, WORD_RE
+from nexus_memory.core.calendar_words import MONTHS, WEEKDAYS
+from nexus_memory.writer.extractor.words import (
+    ADVERBS,
+    IMPERATIVE_VERBS,
+    IRREGULAR_PAST,
+    PLACES,
+    PRESENT_VERBS,
+    SINGULAR_FINITE,
+    STOPWORDS,
+    WORD_RE,
+)
 
 if TYPE_CHECKING:
     from nexus_memory.writer.extractor.names import NameBook
@@ -21,21 +31,43 @@ def capitalise(text: str) -> str:
 
 
 def lower_first(text: str, names: NameBook | None = None) -> str:
-    """Lower-case the first word unless it looks like a name: 'I', an acronym, a known name or place,
-    or a word the same text capitalises again later (sentence-initial capitals are only orthography)."""
+    """Lower-case the first word unless it looks like a name: 'I', an acronym or a word with a capital
+    inside ('DynamoDB'), a month or weekday, a known name or place, a word the batch capitalises inside a
+    sentence or the same text capitalises again later; or, when the batch never writes it in lower case, the
+    first of several capitalised words ('Steep Ravine') or a word right before its verb ('Priya fixed it').
+    Sentence-initial capitals are otherwise only orthography ('Launch slipped' -> 'launch slipped')."""
     words = WORD_RE.findall(text)
     if not words:
         return text
     first = words[0]
-    keep = (
-        first == "I"
-        or first.startswith("I'")
-        or (first.isupper() and len(first) > 1)
+    after = [w for w in words[1:3] if w.lower() not in ADVERBS][:1]  # "Kestrel just said" -> "said"
+    nxt = after[0] if after else ""
+    if first == "I" or first.startswith("I'"):
+        return text
+    keep = first.lower() not in STOPWORDS and (
+        (len(first) > 1 and any(c.isupper() for c in first[1:]))
         or first in PLACES
-        or (names is not None and names.is_known(first))
+        or first.lower() in MONTHS
+        or first.lower() in WEEKDAYS
+        or (names is not None and (names.is_known(first) or first in names.inner_capitals))
         or contains_word(text[len(first) :], first)
     )
+    if not keep and first.lower() not in STOPWORDS and not (names is not None and first.lower() in names.lower_words):
+        # A word the batch never writes in lower case, right before its verb or another capital, is a name
+        # (unless it is a verb itself: "Count Sam in").
+        keep = first.lower() not in IMPERATIVE_VERBS and (nxt[:1].isupper() or finite_verb(nxt.lower()))
     return text if keep else text[:1].lower() + text[1:]
+
+
+def finite_verb(word: str) -> bool:
+    """A finite verb that follows one subject: 'is', 'told', 'fixed', 'guarantees' ("Priya fixed it"), not a
+    plural or base form ('are', 'have': "Pets have a way" opens with a common noun, "Book soon" with a verb)."""
+    return (
+        word in SINGULAR_FINITE
+        or word in IRREGULAR_PAST
+        or (len(word) > 4 and word.endswith("ed"))
+        or (word.endswith("s") and word[:-1] in PRESENT_VERBS)
+    )
 
 
 def finish(text: str) -> str:

@@ -105,6 +105,35 @@ QUESTION_OPENERS = word_set(
     "would will should shall have has had any anything anyone am isn't aren't don't "
     "didn't doesn't won't"
 )
+# The words of a question that opens with its wh-word or its inverted auxiliary ("how was it", "did you").
+WH_WORDS = word_set("what how why where when who whom whose which")
+INVERTED_AUXILIARIES = word_set(
+    "do does did is are was were can could would will should shall have has am isn't aren't don't didn't doesn't"
+)
+# Who an inverted auxiliary asks about: "did you ...", "is it ...", "can we ...".
+QUESTION_SUBJECTS = word_set("i you we they he she it this that there anyone anybody someone everyone u ya")
+# Verbs that open a request when nothing comes before them: "send me details", "book it", "call ahead".
+IMPERATIVE_VERBS = word_set("""
+add ask backfill be book bring buy call check come count create cut drop email enjoy fill find follow forward
+give grab help join keep leave let log look make meet mention offer order partition pick ping point put read
+record remember remind reply save see send share show split start stop take tell text try update use wait
+""")
+# Praise that says how the speaker feels, not what someone is like ("You're the best", "You rock"); traits
+# ("brave", "creative") describe a person and are left out.
+PRAISE_WORDS = word_set("""
+great awesome amazing incredible inspiring inspirational impressive proud best rock rocks cool wonderful
+fantastic motivating motivational brilliant lovely perfect nice good stunning
+""")
+# First-person singular words: a sentence with one says something about its speaker.
+FIRST_PERSON = word_set("i i'm i've i'll i'd me my mine myself")
+# Second-person words: a sentence with one speaks about the one spoken to.
+SECOND_PERSON = word_set("you you're you've you'll you'd your yours yourself")
+# Words that say when: with one, a request or a proposal carries a plan ("Let's meet tomorrow").
+WHEN_WORDS = word_set("""
+today tonight tomorrow yesterday morning afternoon evening noon midnight weekend week month year
+monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
+september october november december
+""")
 # Personal pronouns that are always subjects: the word after one is taken as a verb.
 SUBJECT_PRONOUNS = word_set("i we you they he she")
 # Auxiliary and very common verbs (in any person) that mark a clause.
@@ -156,6 +185,11 @@ ADVERBS = word_set(
     "really also just still always usually often never definitely totally actually "
     "sometimes truly absolutely even already"
 )
+# Finite verbs that follow one named subject ("Kestrel is", "Priya will"), not a plural one ("Pets have").
+SINGULAR_FINITE = word_set("""
+is was has does did will can could would should may might must isn't wasn't hasn't doesn't didn't won't can't
+couldn't wouldn't says
+""")
 # A third-person form for the few irregular verbs after a resolved subject.
 THIRD_PERSON = {
     "am": "is",
@@ -185,7 +219,7 @@ Bakery Gym Theater Theatre Festival Conference League Union Party
 LOCATION_WORDS = word_set("""
 Street St St. Avenue Ave Road Rd Boulevard Blvd Lane Drive Way City Town Village County State Province
 Park Lake River Mountain Mountains Mount Mt Beach Island Islands Bay Valley Canyon Falls Forest Desert
-Coast Hills Hill Harbor Harbour Square Bridge Airport Station Trail Peninsula Ocean Sea Gulf
+Coast Hills Hill Harbor Harbour Square Bridge Airport Station Trail Peninsula Ocean Sea Gulf Creek Point Gate
 """)
 # A small gazetteer of places people name in chat.
 PLACES = word_set("""
@@ -206,6 +240,12 @@ PERSON_CUES = word_set("""
 friend friends sister brother mom dad mother father son daughter wife husband partner boyfriend
 girlfriend cousin aunt uncle niece nephew grandma grandpa colleague coworker boss neighbor neighbour
 named called met told asked mentor coach teacher buddy pal roommate
+""")
+
+# Kin words: people a pronoun can point back to without a name ("my sister ... she").
+KIN_WORDS = word_set("""
+mom mum mother dad father sister brother wife husband son daughter grandma grandpa grandmother grandfather
+aunt uncle cousin niece nephew boss girlfriend boyfriend fiancee fiance
 """)
 
 # Messages that are ephemeral chatter as a whole (after lower-casing and stripping punctuation).
