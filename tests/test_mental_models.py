@@ -160,8 +160,8 @@ def test_with_an_llm_a_model_is_a_narrative_citing_its_facts(stores: Stores, ali
     from nexus_memory.mental_models.narrative import Narrator
     from tests.fake_openai import FakeOpenAI, content
 
-    narrative = "Alice is training for the Berlin marathon [f1] and ran 30 km in June [f2]."
-    good = content(json.dumps({"narrative": narrative, "cited": ["f1", "f2"]}), (300, 60))
+    narrative = "Alice is training for the Berlin marathon [f1] and ran 30 km in June [f4]."
+    good = content(json.dumps({"narrative": narrative, "cited": ["f1", "f4"]}), (300, 60))
     with FakeOpenAI([content(json.dumps({"narrative": "Alice runs [f9].", "cited": ["f9"]})), good]) as server:
         narrator = Narrator(LLMClient(server.base_url, "fake-model", timeout_s=5))
         model = create_model(stores, "Alice's running", "How is Alice's marathon training going?", narrator=narrator)
@@ -185,13 +185,13 @@ def test_a_narrative_waits_out_a_busy_server_and_falls_back_to_json_object(store
     from nexus_memory.mental_models.narrative import Narrator
     from tests.fake_openai import FakeOpenAI, content, http_error
 
-    narrative = "Alice is training for the Berlin marathon [f1] and ran 30 km in June [f2]."
+    narrative = "Alice is training for the Berlin marathon [f1] and ran 30 km in June [f4]."
     waits: list[float] = []
     with FakeOpenAI(
         [
             http_error(429, "slow down", {"Retry-After": "2"}),
             http_error(400, "response_format json_schema is not supported by this server"),
-            content(json.dumps({"narrative": narrative, "cited": ["f1", "f2"]})),
+            content(json.dumps({"narrative": narrative, "cited": ["f1", "f4"]})),
         ]
     ) as server:
         narrator = Narrator(LLMClient(server.base_url, "fake-model", timeout_s=5, sleep=waits.append), max_retries=0)

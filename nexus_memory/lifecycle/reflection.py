@@ -5,7 +5,8 @@ It runs at most once per 6 days, and only when at least 3 facts arrived (were wr
 last 7 days. Offline it is a deterministic digest of the week: the most active entities, what changed
 (conflicts found and corrections made), and the open action items, commitments and decisions. With an LLM
 configured, the model turns the same digest into a few sentences of prose (one
-`LLMClient.structured_call`); if it fails, the digest is saved instead and the failure reported. Each
+`LLMClient.structured_call`); prose with a sentence the digest does not hold (`facts/grounding.py`, the
+writer's rule) counts as a failure: the digest is saved instead and the failure reported. Each
 reflection is a new version (parent_id) of the one before, so only the newest is current; mental models
 never decay.
 """
@@ -20,6 +21,7 @@ from typing import Any
 from nexus_memory.core import db
 from nexus_memory.core.ids import day_of, now_ms, ulid
 from nexus_memory.core.stores import Stores
+from nexus_memory.facts.grounding import Source, date_words, ungrounded
 from nexus_memory.facts.state import hidden_sql
 from nexus_memory.lifecycle import runs
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
@@ -175,21 +177,28 @@ _SYSTEM = (
     'do not invent anything. Answer JSON: {"insight": "..."}.'
 )
 MAX_PROSE_CHARS = 2_000
+# What the prose is asked to say of the digest ("what mattered this week, what changed, what is still open").
+FRAME_WORDS = "week weekly mattered changed change changes still open"
 
 
 def _prose(stores: Stores, digest: dict[str, Any], offline_text: str) -> str:
     client = LLMClient.for_operation(stores.settings, "reflection")
     messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": offline_text}]
+    source = Source([offline_text], [FRAME_WORDS, date_words(digest["start"]), date_words(digest["end"])])
     # No retry: a failed reflection saves the digest instead and reports why.
     result = client.structured_call(
-        _SCHEMA, messages, Budget(), Usage(), name="reflection", retries=0, check=_has_insight_text
+        _SCHEMA, messages, Budget(), Usage(), name="reflection", retries=0, check=lambda a: _check(a, source)
     )
     return " ".join(result.data["insight"].split())[:MAX_PROSE_CHARS]
 
 
-def _has_insight_text(answer: dict[str, Any]) -> None:
+def _check(answer: dict[str, Any], source: Source) -> None:
+    """ValueError when the insight is empty or says what the digest does not."""
     if not answer["insight"].strip():
         raise ValueError("the answer has no insight text")
+    if unsaid := ungrounded(answer["insight"], source):
+        sentence, found = unsaid[0]
+        raise ValueError(f"the insight says what the digest does not: {sentence!r} ({found.why()})")
 
 
 def _save(conn: db.Connection, text: str, digest: dict[str, Any], parent_id: str | None, now: int) -> str:

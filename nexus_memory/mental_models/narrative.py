@@ -3,8 +3,10 @@
 The model gets the question, the offline structured report and the facts behind it as [f1], [f2], ...;
 it answers {"narrative": "...", "cited": ["f1", ...]} (`LLMClient.structured_call`: busy servers are
 waited out; a server without json_schema gets json_object). A narrative citing a fact it was not given,
-or citing nothing while facts exist, is retried with the reason; a model that still fails leaves the
-offline report in place (the failure is logged), so a refresh never ends with no report.
+citing nothing while facts exist, or with a sentence that the facts it cites (the report and all facts,
+for a sentence citing none) do not hold (`facts/grounding.py`, the writer's rule) is retried with the
+reason; a model that still fails leaves the offline report in place (the failure is logged), so a
+refresh never ends with no report.
 
 The stored description ends with `<!-- basis: <hash> -->`, the hash of the offline report it was
 written from: a refresh whose offline report has not changed makes no call and no version.
@@ -19,6 +21,7 @@ from typing import Any
 
 from nexus_memory.core.config import Settings
 from nexus_memory.core.ids import day_month_year_of
+from nexus_memory.facts.grounding import Source, date_words, sentences
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
 
 log = logging.getLogger(__name__)
@@ -82,6 +85,8 @@ class Narrator:
                 "content": f"Question: {question}\n\nReport:\n{report_text}\n\nFacts:\n{listing or '(none)'}",
             },
         ]
+        # The model's name, its question and its facts' dates are words a narrative may use.
+        context = [name, question, *(date_words(f["as_of"]) for f in facts)]
         try:
             result = self.client.structured_call(
                 SCHEMA,
@@ -90,7 +95,7 @@ class Narrator:
                 self.usage,
                 name="mental_model",
                 retries=self.max_retries,
-                check=lambda answer: _citations(answer, refs),
+                check=lambda answer: _judge(answer, refs, report_text, context),
             )
         except LLMError as exc:
             log.warning("mental model %r: narrative failed (%s); keeping the structured report", name, exc.reason)
@@ -111,6 +116,17 @@ def _citations(answer: dict[str, Any], refs: dict[str, dict[str, Any]]) -> list[
     if refs and not cited:
         raise ValueError("it cites no fact")
     return cited
+
+
+def _judge(answer: dict[str, Any], refs: dict[str, dict[str, Any]], report_text: str, context: list[str]) -> None:
+    """ValueError when a narrative cites wrongly (`_citations`) or says what the facts it rests on do not."""
+    _citations(answer, refs)
+    everything = [report_text, *(fact["text"] for fact in refs.values())]
+    for sentence in sentences(answer["narrative"]):
+        cited = [refs[ref]["text"] for ref in _REF.findall(sentence) if ref in refs]
+        found = Source(cited or everything, context).ground(sentence)
+        if not found.grounded:
+            raise ValueError(f"{sentence!r} is not in the facts it rests on ({found.why()})")
 
 
 def _render(

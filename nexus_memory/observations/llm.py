@@ -2,11 +2,12 @@
 
 The model sees the new fact (with its date and subject), the subject's related observations (o1, o2, ...)
 and related unassigned facts (f1, f2, ...), and answers {"actions": [...]}: create, update or delete,
-each with a reason. An answer that is not valid JSON, breaks the schema, or names an observation or fact
-it was not shown is retried (the model is told what was wrong), up to `max_retries` times; then the
-fact fails with one line saying why, and nothing of it is written. A fact with nothing related is
-isolated without a call, as is small talk. The call is `LLMClient.structured_call` (busy servers are
-waited out; a server without json_schema gets json_object).
+each with a reason. An answer that is not valid JSON, breaks the schema, names an observation or fact
+it was not shown, or writes a sentence that the facts and observations it was shown do not hold
+(`facts/grounding.py`, the writer's rule) is retried (the model is told what was wrong), up to
+`max_retries` times; then the fact fails with one line saying why, and nothing of it is written. A fact
+with nothing related is isolated without a call, as is small talk. The call is
+`LLMClient.structured_call` (busy servers are waited out; a server without json_schema gets json_object).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from nexus_memory.core.config import Settings
 from nexus_memory.core.ids import day_month_year_of
+from nexus_memory.facts.grounding import Source, date_words, ungrounded
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
 from nexus_memory.observations.actions import Action, ConsolidationFailed, Plan
 from nexus_memory.observations.duplicates import similar
@@ -28,6 +30,8 @@ RELATED_OBSERVATION_SIM = 0.45  # centroid cosine for an observation to be shown
 RELATED_FACT_SIM = 0.55  # cosine for an unassigned fact to be shown
 SHOWN = 5  # observations and facts shown, each
 MAX_TEXT = 4_000  # characters of one observation
+# The temporal markers the prompt asks for ("used to X until May 2023; since June 2023 Y") say no new fact.
+TEMPORAL_WORDS = "used formerly previously since until now currently"
 
 SYSTEM_PROMPT = """You maintain observations: durable knowledge about one person or thing, synthesised from facts.
 You get one new fact, the existing observations about its subject (o1, o2, ...) and related earlier facts
@@ -100,6 +104,7 @@ class LLMConsolidator:
         shown = related(fact, view)
         if not shown.observations and not shown.facts:
             return Plan(isolated="nothing related")
+        source = grounding_source(fact, view, shown)
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": render_input(fact, view, shown)},
@@ -113,12 +118,12 @@ class LLMConsolidator:
                 usage,
                 name="observation_actions",
                 retries=self.max_retries,
-                check=lambda value: to_actions(value, shown, view),
+                check=lambda value: to_actions(value, shown, view, source),
             )
         except LLMError as exc:
             failure = f"{self.name} gave up: {exc.reason}"
             raise ConsolidationFailed(failure, usage.prompt_tokens, usage.completion_tokens) from exc
-        actions = to_actions(result.data, shown, view)
+        actions = to_actions(result.data, shown, view, source)
         isolated = "model found nothing to keep" if not actions else ""
         return Plan(actions, isolated, usage.prompt_tokens, usage.completion_tokens)
 
@@ -145,6 +150,19 @@ def related(fact: FactInput, view: EntityView) -> _Shown:
     )
 
 
+def grounding_source(fact: FactInput, view: EntityView, shown: _Shown) -> Source:
+    """What an observation may say: the new fact, the facts and observations shown (with their facts); their
+    subject, dates and the temporal markers are words it may use."""
+    texts, times = [fact.text], [fact.as_of]
+    for other in shown.facts.values():
+        texts.append(other.text)
+        times.append(other.as_of)
+    for state in shown.observations.values():
+        texts += [state.text, *(member.text for member in state.facts.values())]
+        times += [member.as_of for member in state.facts.values()]
+    return Source(texts, [view.entity.display, TEMPORAL_WORDS, *(date_words(t) for t in times)])
+
+
 def render_input(fact: FactInput, view: EntityView, shown: _Shown) -> str:
     lines = [
         f"Subject: {view.entity.display} ({view.entity.type}, id {view.entity.id})",
@@ -158,8 +176,8 @@ def render_input(fact: FactInput, view: EntityView, shown: _Shown) -> str:
     return "\n".join(lines)
 
 
-def to_actions(value: dict[str, Any], shown: _Shown, view: EntityView) -> list[Action]:
-    """Schema-valid JSON -> actions, or InvalidAnswer naming what cannot be applied."""
+def to_actions(value: dict[str, Any], shown: _Shown, view: EntityView, source: Source) -> list[Action]:
+    """Schema-valid JSON -> actions, or InvalidAnswer naming what cannot be applied (or is not in `source`)."""
     actions: list[Action] = []
     used: set[str] = set()
     for i, item in enumerate(value["actions"], 1):
@@ -169,6 +187,9 @@ def to_actions(value: dict[str, Any], shown: _Shown, view: EntityView) -> list[A
             raise InvalidAnswer(f"action {i} ({kind}) needs a non-empty text")
         if len(text) > MAX_TEXT:
             raise InvalidAnswer(f"action {i} text is longer than {MAX_TEXT} characters")
+        if kind in ("create", "update") and (unsaid := ungrounded(text, source)):
+            sentence, found = unsaid[0]
+            raise InvalidAnswer(f"action {i} says what the facts shown do not: {sentence!r} ({found.why()})")
         if kind == "create":
             refs = item.get("fact_refs") or []
             unknown = [r for r in refs if r not in shown.facts]

@@ -43,6 +43,8 @@ class WriteResult:
     mode: str = ""
     # Items validation dropped, by '<item>:<reason>' (e.g. 'fact:entity_not_in_episode': 2).
     dropped: dict[str, int] = field(default_factory=dict)
+    # Facts validation kept after correcting them, by '<item>:<fix>' (e.g. 'fact:recited': 1).
+    fixed: dict[str, int] = field(default_factory=dict)
     # Why auto mode left the tool loop for this episode; '' when it did not.
     fallback: str = ""
 

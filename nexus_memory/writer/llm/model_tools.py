@@ -6,23 +6,34 @@ registry first reads their arguments kindly (`lenient`: numbers given as text, t
 formats, null for "not given"); what is still wrong after that is a `ToolError` the model can fix.
 `ModelTools` turns the arguments (refs like e1) into calls on `WriterTools`, so both modes of the LLM
 writer (the tool loop and the structured document) write through one implementation of dedup, entity
-resolution and merges.
+resolution and merges. In the tool loop its `insert_fact` first asks `check` (validation's
+`EpisodeView.check`) whether the episode says the fact; a fact it drops is answered, not stored.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from nexus_memory.core import db
 from nexus_memory.core.textcheck import show
 from nexus_memory.core.tooling import Tool, ToolError, ToolRegistry, object_schema
 from nexus_memory.events.ledger import Event, InvalidRecord, parse_timestamp
+from nexus_memory.recall.arguments import recall_tool_schema
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.llm.episode import event_refs
-from nexus_memory.writer.tools import WriterTools
+from nexus_memory.writer.tools import (
+    WRITER_DEFAULT_MAX_RESULTS,
+    WRITER_DEFAULT_SCOPE,
+    WRITER_MAX_RESULTS,
+    WRITER_SCOPES,
+    WriterTools,
+)
 
 # -- lenient reading of a small model's arguments --------------------------------------------------
 _TIMES = frozenset({"as_of", "time_after", "time_before"})  # unix ms, unix seconds or ISO 8601 text
@@ -83,6 +94,32 @@ def _coerced(kind: Any, value: Any) -> Any:
     return value
 
 
+# -- what validation says of one fact ---------------------------------------------------------------
+@dataclass(frozen=True)
+class CheckedFact:
+    """A fact validation keeps: the text to store, the event that says it, its time, and what was fixed."""
+
+    text: str
+    event: Event
+    as_of: int
+    fixes: tuple[str, ...] = ()  # 'fact:recited', 'fact:speaker_rewritten'
+    replaced: str = ""  # the participant the fact named in the sender's place, when it was given back
+
+
+class FactDropped(Exception):
+    """Validation does not store this fact; `reason` is its drop key after 'fact:'."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+FactCheck = Callable[[str, Event], CheckedFact]
+# What the tool loop's model reads beside a dropped fact.
+DROPPED_HINT = "store only what the new events say, citing the event that says it; go on, or call finish"
+
+
 # -- the tools as the model sees them ------------------------------------------------------------
 class ModelTools:
     """Runs a model's tool calls for one episode on `WriterTools`."""
@@ -93,6 +130,9 @@ class ModelTools:
         self.refs = dict(zip(event_refs(episode), episode.events, strict=True))
         self.finished = False
         self.summary = ""
+        self.check: FactCheck | None = None  # the tool loop sets it: each insert_fact is judged before it is stored
+        self.dropped: Counter[str] = Counter()  # facts `check` refused, by 'fact:<reason>'
+        self.fixed: Counter[str] = Counter()  # facts `check` corrected, by 'fact:<fix>'
 
     def call(self, name: str, args: dict[str, Any] | str | None) -> Any:
         """Run one call; ToolError (bad name, arguments or request) leaves nothing behind."""
@@ -128,6 +168,16 @@ class ModelTools:
         self, text: str, source_event_id: str, as_of: int | None = None, metadata: dict[str, Any] | None = None
     ) -> Any:
         event = self.source_event(source_event_id)
+        if self.check is not None:
+            try:
+                checked = self.check(text, event)
+            except FactDropped as exc:
+                # Not a tool error: the call was right, the fact is not what the episode says.
+                self.dropped[f"fact:{exc.reason}"] += 1
+                return {"status": "dropped", "reason": exc.reason, "detail": exc.detail, "hint": DROPPED_HINT}
+            self.fixed.update(checked.fixes)
+            text, event = checked.text, checked.event
+            as_of = checked.as_of if as_of is None else as_of
         when = event.as_of if as_of is None else as_of  # no (readable) time: the event's
         result = self.tools.insert_fact(
             text, when, ingested_at=event.as_of, source_event_id=event.id, metadata=metadata
@@ -160,22 +210,26 @@ WRITER_TOOLS = ToolRegistry(
         Tool(
             "recall",
             "Search memory for existing facts or entities (dedup checks, entity lookups).",
-            object_schema(
+            recall_tool_schema(
                 {
-                    "query": {**_S, "description": "a few key words"},
+                    "query": {"description": "a few key words"},
                     "scope": {
-                        "type": "array",
-                        "items": {"type": "string", "enum": ["facts", "entities", "observations", "events"]},
-                        "description": 'what to search, default ["facts"]; ["entities"] to find people and handles',
+                        "choices": WRITER_SCOPES,
+                        "description": f"what to search, default {json.dumps(list(WRITER_DEFAULT_SCOPE))}; "
+                        '["entities"] to find people and handles',
                     },
-                    "entity": {**_S, "description": "only results about this entity (id or name)"},
+                    "entity": {},
+                    # Read by `lenient` from unix ms, unix seconds or ISO text.
                     "time_after": {"type": ["integer", "string"], "description": "unix ms or ISO time"},
                     "time_before": {"type": ["integer", "string"], "description": "unix ms or ISO time"},
-                    "platform": _S,
-                    "max_results": {"type": "integer", "minimum": 1, "maximum": 50},
-                    "budget": {"type": "string", "enum": ["low", "mid", "high"]},
-                },
-                ["query"],
+                    "platform": {},
+                    "max_results": {
+                        "minimum": 1,
+                        "maximum": WRITER_MAX_RESULTS,
+                        "description": f"How many results (default {WRITER_DEFAULT_MAX_RESULTS}).",
+                    },
+                    "budget": {},
+                }
             ),
             ModelTools.recall,
         ),

@@ -95,6 +95,7 @@ class StructuredOutcome:
     tool_calls: int = 0
     attempts: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
+    fixed: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
 
 
@@ -128,10 +129,11 @@ class StructuredExtractor:
             strict=True,  # every object of the sent schema requires all its properties (`_object`)
         )
         model_tools = ModelTools(tools, episode)
-        plan = validate(result.data, EpisodeView(model_tools, episode), max_facts=MAX_FACTS)
+        plan = validate(result.data, EpisodeView(model_tools, episode, self.prompt), max_facts=MAX_FACTS)
         outcome = StructuredOutcome(attempts=result.attempts, notes=[*result.failures])
         _Applier(model_tools, plan, outcome).apply()
         outcome.dropped.update(plan.dropped)
+        outcome.fixed.update(plan.fixed)
         outcome.notes += plan.drop_notes
         return outcome
 

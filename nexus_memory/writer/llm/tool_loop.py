@@ -11,9 +11,15 @@ Robustness, because small local models are the common case:
   (a nested `db.transaction`) and the loop starts again, up to `max_retries` times;
 - a tool call written as JSON in the message content (not in `tool_calls`) is accepted.
 
+Every `insert_fact` is judged by validation (`EpisodeView.check`, as in structured mode) before it is
+stored: a fact the episode does not say is answered `{"status": "dropped", "reason": ...}` and counted.
+
 An attempt that fails because tool calling itself does not work (the server cannot parse the
 model's calls, the model writes no calls or calls with malformed arguments, or never finishes)
 is marked `tools_broken`, so the writer's `auto` mode can switch the episode to structured mode.
+In `auto` mode (`stop_when_broken`) an attempt also stops, marked so, once the episode has spent
+`switch_at_tokens` (half its token budget), and after the first request of the run when that request
+took longer than `max_request_s` (`too_slow`: a whole tool-loop episode would take too long).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +37,7 @@ from nexus_memory.llm.client import RETRY_TEMPERATURE, Budget, LLMClient, LLMErr
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.llm.episode import render_episode, system_prompt
 from nexus_memory.writer.llm.model_tools import OPENAI_TOOLS, TOOL_NAMES, ModelTools, undone_on_error
+from nexus_memory.writer.llm.validation import EpisodeView
 from nexus_memory.writer.tools import WriterTools
 
 log = logging.getLogger(__name__)
@@ -50,21 +59,23 @@ class AttemptFailed(Exception):
     the module docstring), which `auto` mode answers by switching to structured mode.
     """
 
-    def __init__(self, reason: str, *, fatal: bool = False, tools_broken: bool = False) -> None:
+    def __init__(self, reason: str, *, fatal: bool = False, tools_broken: bool = False, too_slow: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.fatal = fatal
-        self.tools_broken = tools_broken
+        self.tools_broken = tools_broken or too_slow
+        self.too_slow = too_slow
 
 
 class ToolLoopFailed(Exception):
     """Every attempt failed; `failures` says why, `tools_broken` whether tool calling itself failed."""
 
-    def __init__(self, failures: list[str], *, tools_broken: bool, fatal: bool = False) -> None:
+    def __init__(self, failures: list[str], *, tools_broken: bool, fatal: bool = False, too_slow: bool = False) -> None:
         super().__init__(" | ".join(failures))
         self.failures = failures
         self.tools_broken = tools_broken
         self.fatal = fatal  # the last attempt failed in a way no other mode can help with either
+        self.too_slow = too_slow  # the server is too slow for tool-loop episodes at all
 
 
 @dataclass
@@ -76,6 +87,8 @@ class ToolStats:
     bad_json: int = 0
     last_error: str = ""
     failures: list[str] = field(default_factory=list)
+    dropped: Counter[str] = field(default_factory=Counter)  # facts validation refused, in the attempt that finished
+    fixed: Counter[str] = field(default_factory=Counter)  # facts validation corrected, in that attempt
 
 
 @dataclass
@@ -136,6 +149,8 @@ class ToolLoop:
         max_tool_errors: int = MAX_TOOL_ERRORS,
         temperature: float = 0.0,
         stop_when_broken: bool = False,
+        switch_at_tokens: int = 0,
+        max_request_s: float = 0.0,
     ) -> None:
         self.client = client
         self.budget = budget
@@ -145,11 +160,14 @@ class ToolLoop:
         self.max_tool_errors = max_tool_errors
         self.temperature = temperature
         self.stop_when_broken = stop_when_broken  # auto mode: no retries once tool calling is seen to fail
+        self.switch_at_tokens = switch_at_tokens  # auto mode: tokens an episode may spend here (0: no bound)
+        self.max_request_s = max_request_s  # auto mode: the slowest first request that leaves the loop on (0: any)
+        self.first_request_s: float | None = None  # the run's first request, timed
 
     def run(self, tools: WriterTools, episode: EpisodeInput, usage: Usage, stats: ToolStats) -> str:
         """Run attempts until one finishes (returns its summary); each failed one is rolled back."""
         user_message = render_episode(tools, episode)
-        broken = fatal = False
+        broken = fatal = slow = False
         for attempt in range(self.max_retries + 1):
             try:
                 with undone_on_error(tools):
@@ -158,15 +176,17 @@ class ToolLoop:
                 stats.failures.append(f"attempt {attempt + 1}: {exc.reason}")
                 log.info("tool loop, episode %s: %s", episode.episode_id, stats.failures[-1])
                 broken, fatal = broken or exc.tools_broken, exc.fatal and not exc.tools_broken
+                slow = slow or exc.too_slow
                 if exc.fatal or (broken and self.stop_when_broken):
                     break
-        raise ToolLoopFailed(stats.failures, tools_broken=broken, fatal=fatal)
+        raise ToolLoopFailed(stats.failures, tools_broken=broken, fatal=fatal, too_slow=slow)
 
     def _attempt(
         self, tools: WriterTools, episode: EpisodeInput, user_message: str, usage: Usage, stats: ToolStats, attempt: int
     ) -> str:
         """One pass of the tool loop; returns finish's summary or raises AttemptFailed."""
         model_tools = ModelTools(tools, episode)
+        model_tools.check = EpisodeView(model_tools, episode, self.role_prompt).check
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(self.role_prompt, tools)},
             {"role": "user", "content": user_message},
@@ -180,14 +200,20 @@ class ToolLoop:
             else:
                 self._run_content_calls(message.content or "", messages, model_tools, stats)
             if model_tools.finished:
+                stats.dropped.update(model_tools.dropped)
+                stats.fixed.update(model_tools.fixed)
                 return model_tools.summary
-        # A model that keeps calling tools with broken arguments and never finishes cannot do tool calls.
-        raise AttemptFailed(
-            f"no finish within max_steps={self.max_steps}", tools_broken=stats.bad_json > bad_json_before
-        )
+        # A model that keeps calling tools with broken arguments, or in auto mode any model that does not
+        # finish, cannot do the tool loop: another attempt would spend as much again.
+        broken = self.stop_when_broken or stats.bad_json > bad_json_before
+        raise AttemptFailed(f"no finish within max_steps={self.max_steps}", tools_broken=broken)
 
     def _complete(self, messages: list[dict[str, Any]], usage: Usage, temperature: float) -> Any:
         """One chat completion with the tools; any trouble ends the attempt."""
+        if self.switch_at_tokens and usage.total >= self.switch_at_tokens:
+            spent = f"{usage.total} of the {self.switch_at_tokens} tokens the tool loop may spend (half the budget)"
+            raise AttemptFailed(f"token budget half spent: {spent}", tools_broken=True)
+        started = time.perf_counter()
         try:
             self.budget.check(usage)
             choice = self.client.complete(
@@ -199,9 +225,23 @@ class ToolLoop:
                 tool_choice="auto",
             )
         except LLMError as exc:
+            self._time_first_request(started)  # a first request that timed out was slow too
             broken = bool(TOOL_PARSE_ERROR.search(exc.reason))
             raise AttemptFailed(exc.reason, fatal=exc.fatal and not broken, tools_broken=broken) from exc
+        self._time_first_request(started)
         return choice.message
+
+    def _time_first_request(self, started: float) -> None:
+        """Time the run's first request; in auto mode, AttemptFailed (`too_slow`) when it took too long."""
+        if self.first_request_s is not None:
+            return
+        self.first_request_s = seconds = time.perf_counter() - started
+        if self.stop_when_broken and self.max_request_s and seconds > self.max_request_s:
+            raise AttemptFailed(
+                f"too slow for the tool loop: the first request took {seconds:.1f}s "
+                f"(at most {self.max_request_s:.1f}s per request)",
+                too_slow=True,
+            )
 
     def _run_tool_calls(
         self, message: Any, messages: list[dict[str, Any]], model_tools: ModelTools, stats: ToolStats

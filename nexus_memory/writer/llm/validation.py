@@ -1,6 +1,6 @@
-"""Checking a structured extraction against its episode, not only against the schema.
+"""Checking what the LLM writer would store against its episode, not only against the schema.
 
-A document can fit the schema and still be wrong about the episode. Each item is judged alone;
+A document (or a tool call) can fit the schema and still be wrong about the episode. Each item is judged alone;
 one that fails is dropped and counted under `<item>:<reason>` (a drop of one fact, never a failure
 of the episode):
 
@@ -13,10 +13,21 @@ of the episode):
   is only dropped from the fact (`entity:not_in_episode`): small models copy entities from the prompt's
   example, and the fact's words are judged by its text. Pronoun entities ("I", "you") stand for the
   speaker or the addressee;
+- what it asserts must be in the event it cites (`facts/grounding.py`: its names and numbers, and
+  enough of its content words, there or in the event's deliveryContext); where another new event of
+  the episode holds its words, the fact cites that one instead (`fixed["fact:recited"]`); a fact that
+  no event holds is dropped (`fact:not_in_source`). One with two or more words of the prompt's own
+  examples that the episode lacks is a few-shot example moved onto the speaker (`fact:prompt_example`);
 - first-person words are rewritten to the speaker's name with the offline writer's
   `resolve_pronouns`, and a fact whose subject is a bare pronoun becomes "<speaker> said ...";
+- "I" in a message is its sender: a fact that makes another participant the subject of what the
+  sender said of themself ("Got it. I'll look for round trips" -> "Sam will look for round trips")
+  gets the sender back (`fixed["fact:speaker_rewritten"]`); one that names a participant the message
+  does not speak of, and cannot be given back, is dropped (`fact:wrong_speaker`);
 - words stay with the handle (or the person the owner accepted for it): a fact that names its
   speaker by a name the speaker only claimed in a message is dropped (`fact:claimed_identity`);
+- the tool loop's `insert_fact` is judged by the same rules (`EpisodeView.check`), answering the model
+  with the reason;
 - a causal link needs two kept facts and a causal cue in their messages (`link:*`);
 - an identity claim must be written in its message (`claim:*`); it becomes a merge proposal for
   review, never a merge.
@@ -26,19 +37,22 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_memory.core.tooling import ToolError
 from nexus_memory.events.ledger import Event
+from nexus_memory.facts.grounding import BORROWED_WORDS, Grounding, Source, date_words, example_text, names_in
 from nexus_memory.identity import store as identity
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.extractor import annotate_relative_dates, explicit_date, find_introductions, split_sentences
 from nexus_memory.writer.extractor.causal import CAUSAL_INFIX, CAUSAL_LINK_PREV, CAUSAL_PREFIX
+from nexus_memory.writer.extractor.dates import ANNOTATION_RE
 from nexus_memory.writer.extractor.pronouns import resolve_pronouns
 from nexus_memory.writer.extractor.text import lower_first
 from nexus_memory.writer.extractor.words import NOT_NAMES, STOPWORDS
-from nexus_memory.writer.llm.model_tools import ModelTools
+from nexus_memory.writer.llm.model_tools import CheckedFact, FactDropped, ModelTools
 
 ENTITY_TYPES = (
     "person",
@@ -67,6 +81,7 @@ PRONOUN_SUBJECTS = frozenset(["he", "she", "they", "it", "we", "this", "that", "
 _NON_WORD = re.compile(r"[^\w@+.]+|(?<!\w)[.]|[.](?!\w)")
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 _PROMPT_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+_THIRD_PERSON = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.IGNORECASE)
 _CAPITALISED = re.compile(r"(?<![\w'])(?!I\b)[A-Z][a-z]+(?:[A-Z][a-z]+)*(?![\w'])")
 
 
@@ -135,6 +150,7 @@ class Plan:
     claims: list[PlannedClaim] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
     drop_notes: list[str] = field(default_factory=list)
+    fixed: Counter[str] = field(default_factory=Counter)  # facts kept after a correction, by '<item>:<fix>'
 
     def drop(self, kind: str, reason: str, detail: str) -> None:
         self.dropped[f"{kind}:{reason}"] += 1
@@ -146,24 +162,54 @@ class Plan:
         return sum(n for key, n in self.dropped.items() if key.startswith("fact:"))
 
 
-class EpisodeView:
-    """What validation knows of an episode: its refs, who speaks, what text may be cited, who claims what."""
+def stored_grounding(text: str, event: Event, speaker: str, peer: str | None, named: Sequence[str] = ()) -> Grounding:
+    """The grounding rule for a fact as stored: its date notes ("(on 7 May 2023)") are validation's own
+    reading of the fact's relative dates (`annotate_relative_dates`), not the model's words."""
+    return grounding_source(event, speaker, peer, named).ground(ANNOTATION_RE.sub("", text))
 
-    def __init__(self, model_tools: ModelTools, episode: EpisodeInput) -> None:
+
+def grounding_source(event: Event, speaker: str, peer: str | None, named: Sequence[str] = ()) -> Source:
+    """What a fact citing `event` may say: the message, and its deliveryContext (who speaks, to whom,
+    where, when) as words a fact may use without the message saying them. `named`: the names the
+    episode says, which a message speaking of "he" or "she" may mean."""
+    context = [speaker, peer or "", event.sender_id, event.peer_id or "", event.platform, date_words(event.as_of)]
+    if _THIRD_PERSON.search(event.content):
+        context += named
+    return Source([event.content], context)
+
+
+class EpisodeView:
+    """What validation knows of an episode: its refs, who speaks, what text may be cited, who claims what.
+
+    `prompt` is the prompt the model read: what it shows as examples must not come back as facts.
+    """
+
+    def __init__(self, model_tools: ModelTools, episode: EpisodeInput, prompt: str = "") -> None:
         conn = model_tools.tools.conn
         self.model_tools = model_tools
         self.everyone = [*episode.context, *episode.events]
+        self.new = list(episode.events)
         self.speakers = {e.sender_id: identity.speaker_name(conn, e) for e in self.everyone}
         # The latest event of each participant, by the name facts use for them.
         self.by_name = {_norm(self.speakers[e.sender_id]): e for e in self.everyone}
-        pieces = [e.content for e in self.everyone]
-        for e in self.everyone:
-            pieces += [e.sender_id, e.sender_name or "", e.peer_id or "", e.platform, self.speakers[e.sender_id]]
-        self.haystack = _norm(" \n ".join(pieces))
+        contents = [e.content for e in self.everyone]
+        delivery = [
+            word
+            for e in self.everyone
+            for word in (e.sender_id, e.sender_name or "", e.peer_id or "", e.platform, self.speakers[e.sender_id])
+        ]
+        self.haystack = _norm(" \n ".join(contents + delivery))
         self.claimed: dict[str, set[str]] = {}
         for e in self.everyone:
             for name in find_introductions(e.content):
                 self.add_claim(e, name)
+        named = names_in(contents)
+        self.sources = {e.id: grounding_source(e, self.speaker(e), self.peer(e), named) for e in self.new}
+        self.episode = Source(contents, delivery)
+        self.examples = Source([example_text(prompt)])
+        # Longest first, so "Sam Rivera" is found before a "Sam" of its own.
+        found = {*self.speakers.values(), *(p for e in self.new if (p := self.peer(e)))}
+        self.participants = sorted(found, key=lambda name: (-len(name), name))
 
     def event(self, ref: Any) -> Event | None:
         """The new event a ref (e1), an id or an id's unique tail names; None otherwise."""
@@ -209,6 +255,65 @@ class EpisodeView:
         """A name the event's sender only claimed, if `text` uses it."""
         words = _norm(text)
         return next((n for n in sorted(self.claimed.get(event.sender_id, ())) if _mentions(words, n)), None)
+
+    def check(self, text: str, event: Event, names: list[str] | tuple[str, ...] = ()) -> CheckedFact:
+        """A fact as it may be stored: its text (pronouns resolved, dates noted), the event that says it and
+        its time; FactDropped with the reason when it may not. `names`: entities listed with it."""
+        text = " ".join(text.split())
+        if len(_WORDS.findall(text)) < MIN_WORDS:
+            raise FactDropped("empty", "says nothing")
+        if _PROMPT_TIME.search(text):
+            raise FactDropped("prompt_text", "a timestamp or line copied from the rendered episode")
+        if text.rstrip().endswith("?"):
+            raise FactDropped("question", "a question is not a fact")
+        if _repetitive(text):
+            raise FactDropped("repetitive", "the same words again and again")
+        if len(borrowed := self.episode.borrowed(text, self.examples)) >= BORROWED_WORDS:
+            raise FactDropped("prompt_example", f"words of the prompt's examples, not of the episode: {borrowed}")
+        if unknown := self.unknown_name(text):
+            raise FactDropped("name_not_in_episode", f"names {unknown!r}")
+        source, grounding = self.source_of(text, event)
+        if not grounding.grounded:
+            raise FactDropped("not_in_source", f"not in any new event: {grounding.why()}")
+        fixes = ("fact:recited",) if source.id != event.id else ()
+        claimed = self.claimed_in(source, " ".join([text, *names]))
+        if claimed:
+            raise FactDropped("claimed_identity", f"uses {claimed!r}, a name {source.sender_id} only claimed")
+        text = attribute(text, self.speaker(source), self.peer(source))
+        text, replaced = self.right_speaker(text, source)
+        if replaced:
+            fixes += ("fact:speaker_rewritten",)
+        text, _relative = annotate_relative_dates(text, source.as_of)
+        as_of, _dates = explicit_date(text, source.as_of)
+        return CheckedFact(text, source, as_of, fixes, replaced)
+
+    def source_of(self, text: str, cited: Event) -> tuple[Event, Grounding]:
+        """The new event that says the fact: the cited one, unless another one says it better."""
+        best, found = cited, self.sources[cited.id].ground(text)
+        for event in (e for e in self.new if e.id != cited.id):
+            grounding = self.sources[event.id].ground(text)
+            if grounding.grounded and (not found.grounded or grounding.share > found.share):
+                best, found = event, grounding
+        return best, found
+
+    def right_speaker(self, text: str, event: Event) -> tuple[str, str]:
+        """The fact with the right participant as its subject, and the one it replaced ('' when none).
+
+        "I" in a message is its sender and "you" its addressee (`resolve_pronouns`). A fact that opens with
+        another participant the message does not speak of put someone in the sender's place: when the
+        sender speaks of themself there, they are given back; otherwise the fact is dropped.
+        """
+        speaker, words = self.speaker(event), _norm(text)
+        subject = next((p for p in self.participants if f"{words} ".startswith(f"{_norm(p)} ")), None)
+        if subject is None or _norm(subject) == _norm(speaker):
+            return text, ""
+        resolved, first_person = resolve_pronouns(event.content, speaker, self.peer(event))
+        if _mentions(_norm(resolved), subject):
+            return text, ""
+        if first_person and not _mentions(words, speaker):
+            named = re.compile(rf"(?<!\w){re.escape(subject)}(?!\w)", re.IGNORECASE)
+            return named.sub(lambda _match: speaker, text), subject
+        raise FactDropped("wrong_speaker", f"{subject!r} is not who {event.sender_id}'s message speaks of")
 
 
 def validate(document: dict[str, Any], view: EpisodeView, *, max_facts: int = 50) -> Plan:
@@ -256,52 +361,42 @@ def _fact(number: int, item: dict[str, Any], view: EpisodeView, plan: Plan) -> N
     if event is None:
         plan.drop("fact", "unknown_source_ref", detail)
         return
-    if len(_WORDS.findall(text)) < MIN_WORDS:
-        plan.drop("fact", "empty", detail)
-        return
-    if _PROMPT_TIME.search(text):
-        plan.drop("fact", "prompt_text", detail)  # a timestamp or line copied from the rendered episode
-        return
-    if text.rstrip().endswith("?"):
-        plan.drop("fact", "question", detail)
-        return
-    if _repetitive(text):
-        plan.drop("fact", "repetitive", detail)
-        return
-    speaker, peer = view.speaker(event), view.peer(event)
-    entities: list[PlannedEntity] = []
+    listed: list[tuple[str, Any]] = []  # named entities, and "i" / "you" until the fact's event is known
     for entity in item.get("entities", []):
         name = " ".join(str(entity.get("name", "")).split())
         low = name.lower()
-        if low in FIRST_PERSON:
-            name = speaker
-        elif low in SECOND_PERSON and peer:
-            name = peer
-        elif low in SECOND_PERSON or low in OTHER_PRONOUNS or not name:
+        if low in FIRST_PERSON or low in SECOND_PERSON:
+            listed.append((low, entity.get("type")))
+        elif low in OTHER_PRONOUNS or not name:
             continue  # says nothing about who; the fact text is judged on its own
         elif not _mentions(view.haystack, name):
             if _mentions(_norm(text), name):
                 plan.drop("fact", "entity_not_in_episode", f"{detail} entity {name!r}")
                 return
             plan.drop("entity", "not_in_episode", f"{detail} entity {name!r}")
+        else:
+            listed.append((name, entity.get("type")))
+    named = [n for n, _ in listed if n not in FIRST_PERSON and n not in SECOND_PERSON]
+    try:
+        checked = view.check(text, event, named)
+    except FactDropped as exc:
+        plan.drop("fact", exc.reason, f"{detail} {exc.detail}")
+        return
+    plan.fixed.update(checked.fixes)
+    speaker, peer = view.speaker(checked.event), view.peer(checked.event)
+    entities: list[PlannedEntity] = []
+    for name, kind in listed:
+        if name in FIRST_PERSON or name in SECOND_PERSON:
+            name = speaker if name in FIRST_PERSON else peer or ""
+        if not name or (checked.replaced and _norm(name) == _norm(checked.replaced)):
             continue
         who = view.participant(name)
-        entities.append(PlannedEntity(name, "person" if who else _entity_type(entity.get("type")), who))
-    if unknown := view.unknown_name(text):
-        plan.drop("fact", "name_not_in_episode", f"{detail} names {unknown!r}")
-        return
-    claimed = view.claimed_in(event, " ".join([text, *(e.name for e in entities)]))
-    if claimed:
-        plan.drop("fact", "claimed_identity", f"{detail} uses {claimed!r}, a name {event.sender_id} only claimed")
-        return
-    text = attribute(text, speaker, peer)
-    text, _relative = annotate_relative_dates(text, event.as_of)
-    as_of, _dates = explicit_date(text, event.as_of)
+        entities.append(PlannedEntity(name, "person" if who else _entity_type(kind), who))
     # Whoever the rewritten text names among the participants is linked too (the speaker, mostly).
     for name in {speaker, *([peer] if peer else [])}:
-        if (who := view.participant(name)) is not None and _mentions(_norm(text), name):
+        if (who := view.participant(name)) is not None and _mentions(_norm(checked.text), name):
             entities.append(PlannedEntity(name, "person", who))
-    plan.facts.append(PlannedFact(number, text, event, as_of, _unique(entities)))
+    plan.facts.append(PlannedFact(number, checked.text, checked.event, checked.as_of, _unique(entities)))
 
 
 def _repetitive(text: str) -> bool:

@@ -5,13 +5,17 @@
   constrain to a schema, small local ones included.
 - `auto` (default): the tool loop, switching an episode to structured mode when tool calling
   itself fails (the server cannot parse the calls, or the model writes no or malformed calls: at
-  once, without retries), or when every attempt of the loop failed otherwise (timeouts, server
-  errors), unless retrying cannot help (authentication, token budget).
-  After `AUTO_STICKY_AFTER` switched episodes in a row, later episodes go to structured mode
-  directly: each failed tool loop costs a full conversation on a server that will fail it again.
+  once, without retries), when the loop reaches its step limit or half the episode's token budget
+  (the other half is structured mode's), or when every attempt of the loop failed otherwise
+  (timeouts, server errors), unless retrying cannot help (authentication).
+  The tool loop is then off for the rest of the run once it failed to finish `AUTO_TOOL_FAILURES`
+  episodes, or at once when the run's first request shows the server too slow for it: about
+  `TOOL_EPISODE_REQUESTS` requests at that speed would take longer than `tool_episode_s`
+  (NEXUS_LLM_TOOL_EPISODE_S). Each failed tool loop costs a conversation that the next one repeats.
 
 Every episode's `WriteResult` says which mode wrote it (`mode`), why auto left the tool loop
-(`fallback`), and which items validation dropped, by reason (`dropped`).
+(`fallback`), which items validation dropped, by reason (`dropped`), and which facts it corrected
+(`fixed`: re-cited to the event that says them, the sender given back as their subject).
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from nexus_memory.writer.tools import WriterTools
 log = logging.getLogger(__name__)
 
 MODES = ("auto", "structured", "tools")
-AUTO_STICKY_AFTER = 3
+AUTO_TOOL_FAILURES = 2  # tool-loop episodes that did not finish before auto stops trying it for the run
+TOOL_EPISODE_REQUESTS = 6  # requests of a typical tool-loop episode (recall, insert, link, ..., finish)
 STRUCTURED_MAX_TOKENS = 1536  # one whole document per episode
 
 
@@ -50,6 +55,7 @@ class LLMWriter:
         max_tokens: int = 1024,
         structured_max_tokens: int = STRUCTURED_MAX_TOKENS,
         token_budget: int = 0,
+        tool_episode_s: float = 0.0,
         role_prompt: str | None = None,
     ) -> None:
         if mode not in MODES:
@@ -68,6 +74,8 @@ class LLMWriter:
             max_tool_errors=max_tool_errors,
             temperature=temperature,
             stop_when_broken=mode == "auto",
+            switch_at_tokens=token_budget // 2 if mode == "auto" else 0,
+            max_request_s=tool_episode_s / TOOL_EPISODE_REQUESTS,
         )
         self.structured = StructuredExtractor(
             client,
@@ -76,38 +84,55 @@ class LLMWriter:
             retries=max_retries,
             temperature=temperature,
         )
-        self.broken_streak = 0  # auto: episodes in a row whose tool loop could not call tools
+        self.tool_failures = 0  # auto: episodes of this run whose tool loop did not finish
+        self.tools_off = ""  # auto: why the tool loop is no longer tried in this run
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> LLMWriter:
         """The writer on the writer's LLM client (`LLMClient.for_operation`), in NEXUS_LLM_MODE, within
-        NEXUS_LLM_BUDGET_WRITER."""
+        NEXUS_LLM_BUDGET_WRITER and NEXUS_LLM_TOOL_EPISODE_S."""
         kwargs.setdefault("mode", settings.llm_mode)
         kwargs.setdefault("token_budget", settings.llm_budget_for("writer"))
+        kwargs.setdefault("tool_episode_s", settings.llm_tool_episode_s)
         return cls(LLMClient.for_operation(settings, "writer"), **kwargs)
 
     def write(self, tools: WriterTools, episode: EpisodeInput) -> WriteResult:
         """Write one episode in this writer's mode; WriterFailure (with its cost and mode) when none worked."""
         usage = Usage()
         fallback = ""
-        if self.mode == "tools" or (self.mode == "auto" and self.broken_streak < AUTO_STICKY_AFTER):
+        if self.mode == "tools" or (self.mode == "auto" and not self.tools_off):
             stats = ToolStats()
             try:
                 summary = self.tool_loop.run(tools, episode, usage, stats)
             except ToolLoopFailed as exc:
                 if self.mode == "tools" or exc.fatal:
                     raise self._failure(f"gave up after {len(exc.failures)} attempt(s): {exc}", usage, "tools") from exc
-                self.broken_streak += 1
-                what = "tool calls failed" if exc.tools_broken else "the tool loop gave up"
-                fallback = f"{what} ({exc.failures[-1]})"
+                fallback = self._tool_loop_failed(exc)
                 log.info("%s episode %s: switching to structured mode: %s", self.name, episode.episode_id, fallback)
             else:
-                self.broken_streak = 0
                 notes = summary + (f" (after {'; '.join(stats.failures)})" if stats.failures else "")
-                return WriteResult(usage.prompt_tokens, usage.completion_tokens, stats.tool_calls, notes, mode="tools")
+                return WriteResult(
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    stats.tool_calls,
+                    notes,
+                    mode="tools",
+                    dropped=dict(stats.dropped),
+                    fixed=dict(stats.fixed),
+                )
         elif self.mode == "auto":
-            fallback = f"tool calls failed on {self.broken_streak} episodes in a row"
+            fallback = f"the tool loop is off for this run: {self.tools_off}"
         return self._structured(tools, episode, usage, fallback)
+
+    def _tool_loop_failed(self, exc: ToolLoopFailed) -> str:
+        """Count a tool loop auto leaves, turn the loop off for the run when it will not work; the fallback note."""
+        self.tool_failures += 1
+        if exc.too_slow:
+            self.tools_off = exc.failures[-1].split(": ", 1)[-1]
+        elif self.tool_failures >= AUTO_TOOL_FAILURES:
+            self.tools_off = f"it did not finish {self.tool_failures} episodes"
+        what = "tool calls failed" if exc.tools_broken else "the tool loop gave up"
+        return f"{what} ({' | '.join(exc.failures)})"
 
     def _structured(self, tools: WriterTools, episode: EpisodeInput, usage: Usage, fallback: str) -> WriteResult:
         try:
@@ -124,6 +149,7 @@ class LLMWriter:
             "; ".join(notes + outcome.notes),
             mode="structured",
             dropped=dict(outcome.dropped),
+            fixed=dict(outcome.fixed),
             fallback=fallback,
         )
 
