@@ -38,7 +38,8 @@ def test_reflection_needs_three_new_facts_and_six_days(stores: Stores) -> None:
     text = stores.conn.execute("SELECT description FROM mental_models WHERE id = ?", (written.mental_model_id,))
     digest = text.fetchone()[0]
     assert "3 new facts" in digest and "Most active: Ben (3 facts)" in digest
-    assert "- Ben will send the report to Ana by Friday. (action item" in digest
+    # the writer dates "by Friday" from the message day (Wednesday 1 May 2024)
+    assert "- Ben will send the report to Ana by Friday (on 3 May 2024). (action item" in digest
     block = get_context(stores, "what does Ben play on Sundays?", embedder=embedder)
     assert "## Weekly insight\n" + digest.split("\n")[0] in block
 
