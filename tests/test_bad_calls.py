@@ -47,7 +47,7 @@ BAD_CALLS: list[tuple[Any, Any, str]] = [
     ("recall", {"query": "x", "time_after": "yesterday"}, "time_after must be an integer"),
     ("recall", {"query": "x", "platform": "\ud800"}, "not valid Unicode"),
     ("recall", {"query": "x", "platform": "p" * 10_000}, "longer than"),
-    ("recall", {"query": "x", "scope": ["facts"] * 50}, "more than 4 items"),
+    ("recall", {"query": "x", "scope": ["facts"] * 50}, "more than 5 items"),
     ("recall", {"query": "x", "budget": ["high"]}, "budget must be a string"),
     ("recall", {"query": "x", "max_results": 10**30}, "max_results must be <="),
     ("search_memory", {"query": "x" * 20_000}, "longer than"),

@@ -164,6 +164,7 @@ def test_schemas_are_valid_openai_tools() -> None:
         "recall",
         "search_memory",
         "get_context",
+        "record_events",
         "remember_fact",
         "correct_fact",
         "confirm_fact",

@@ -28,7 +28,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from nexus_memory.agents.tools import call_tool, tool_schemas
+from nexus_memory.agents.tools import INTERNAL_ERROR, call_tool, tool_schemas
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 
@@ -41,7 +41,8 @@ INSTRUCTIONS = (
     "Long-term memory of the user's conversations (messages, mail, chats, agent sessions). Use recall "
     "or search_memory before answering anything about the user's past, people or plans; results carry "
     "their date, platform and source event ids. Save what the user asks you to remember with "
-    "remember_fact, and fix a wrong fact with correct_fact (the old one stops being recalled)."
+    "remember_fact, and fix a wrong fact with correct_fact (the old one stops being recalled). Hand memory "
+    "the conversation as it happens with record_events: it is recalled within seconds, its facts follow."
 )
 
 
@@ -67,7 +68,7 @@ class MemoryToolServer:
         self._tools = mcp_tools()
         self.server: Server[Any] = Server(
             SERVER_NAME,
-            version=_version(),
+            version=package_version(),
             instructions=INSTRUCTIONS,
             get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
@@ -89,7 +90,7 @@ class MemoryToolServer:
             result = await anyio.to_thread.run_sync(self.call, params.name, params.arguments)
         except Exception as exc:  # call_tool never raises; this guards the thread hop itself
             log.exception("tool %s failed", params.name)
-            result = {"error": f"internal error in {params.name}: {type(exc).__name__}: {exc}"}
+            result = {"error": f"{INTERNAL_ERROR}{params.name}: {type(exc).__name__}: {exc}"}
         return as_call_result(result)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
@@ -130,7 +131,8 @@ async def _serve_http(server: Server[Any], port: int) -> None:
     await uvicorn.Server(uvicorn.Config(app, host=LOOPBACK, port=port, log_level="warning")).serve()
 
 
-def _version() -> str:
+def package_version() -> str:
+    """The installed nexus-memory version, "0" in a checkout that is not installed."""
     from importlib import metadata
 
     try:

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 
 def register(subcommands: Subcommands) -> None:
-    p = add_command(subcommands, "ingest", "import events from a file into events.db")
-    p.add_argument("path")
+    p = add_command(subcommands, "ingest", "import events from a file, or JSONL on standard input (-), into events.db")
+    p.add_argument("path", help="the file, or - for JSONL on standard input (a hook's turn)")
     p.add_argument("--format", choices=["jsonl", "locomo", "chatgpt", "claude"])
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ingest)
@@ -41,23 +41,29 @@ def register(subcommands: Subcommands) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from nexus_memory.events.ingest import detect_format, ingest_file
+    from nexus_memory.events.ingest import detect_format, ingest_file, ingest_stream
     from nexus_memory.events.ledger import IngestSummary
 
+    stdin = args.path == "-"
     path = Path(args.path)
-    if not path.is_file():
+    if stdin and args.format not in (None, "jsonl"):
+        return fail(f"standard input is read as JSONL; --format {args.format} needs a file")
+    if not stdin and not path.is_file():
         return fail(f"{path} {'is not a file' if path.exists() else 'does not exist'}")
     bar: list[tqdm] = []  # made at the first record, so a file refused as a whole prints only its error
 
     def progress(_summary: IngestSummary) -> None:
         if not bar:
-            bar.append(tqdm(desc=f"ingest {path.name}", unit="rec", file=sys.stderr))
+            bar.append(tqdm(desc=f"ingest {'<stdin>' if stdin else path.name}", unit="rec", file=sys.stderr))
         bar[0].update(1)
 
     try:
-        fmt = args.format or detect_format(path)
+        fmt = "jsonl" if stdin else args.format or detect_format(path)
         with Stores(load_settings()) as stores:
-            summary = ingest_file(stores, path, fmt, on_record=progress)
+            if stdin:
+                summary = ingest_stream(stores, sys.stdin.buffer, on_record=progress)
+            else:
+                summary = ingest_file(stores, path, fmt, on_record=progress)
     except ValueError as exc:  # the file as a whole: missing, empty, not JSON, wrong shape, unknown format
         return fail(exc)
     finally:

@@ -1,4 +1,5 @@
-"""Serving agents: `mcp` (the agent tools over MCP) and `skills` (the folder for agents in code mode)."""
+"""Serving agents: `mcp` (the agent tools over MCP), `serve` (the same tools as a JSON API over HTTP) and `skills`
+(the folder for agents in code mode)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ def register(subcommands: Subcommands) -> None:
     p.add_argument("--session", help="session id that facts written through the tools are tagged with")
     p.set_defaults(func=cmd_mcp)
 
+    p = add_command(subcommands, "serve", "serve the agent tools as a JSON API over HTTP, described by /openapi.json")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; beyond it: a token)")
+    p.add_argument("--port", type=int, default=8766, help="port (default 8766)")
+    p.add_argument("--token", help="bearer token every request must send (default: NEXUS_API_TOKEN)")
+    p.add_argument("--session", help="session id that facts written through the tools are tagged with")
+    p.set_defaults(func=cmd_serve)
+
     p = add_command(subcommands, "skills", "skills folder for agents in code mode: export DIR | search QUERY")
     p.add_argument("action", choices=["export", "search"])
     p.add_argument("value", metavar="DIR|QUERY", help="export: the folder to write; search: what to look for")
@@ -40,6 +48,17 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from nexus_memory.agents.mcp_server import serve
 
     serve(load_settings(), http=args.http, port=args.port, session_id=args.session)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from nexus_memory.agents.http_api import RefusedToStart, serve
+
+    settings = load_settings()
+    try:
+        serve(settings, host=args.host, port=args.port, token=args.token or settings.api_token, session_id=args.session)
+    except RefusedToStart as exc:
+        return fail(exc)
     return 0
 
 

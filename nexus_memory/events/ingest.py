@@ -1,4 +1,5 @@
-"""Importing files into the ledger: format detection, one summary per file, a record of what was read."""
+"""Importing files into the ledger: format detection, one summary per file, a record of what was read;
+and JSONL from a stream (`nexus-memory ingest -`: standard input, for shell hooks)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from nexus_memory.core.ids import now_ms
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.textcheck import safe_text
-from nexus_memory.events.importers import read_records
+from nexus_memory.events.importers import jsonl, read_records
 from nexus_memory.events.ledger import MAX_SOURCE_CHARS, IngestSummary, ingest
 
 
@@ -75,3 +77,16 @@ def ingest_file(
         (digest, safe_text(path, MAX_SOURCE_CHARS), fmt, json.dumps(summary.as_dict()), now_ms()),
     )
     return summary
+
+
+def ingest_stream(
+    stores: Stores,
+    stream: IO[bytes],
+    *,
+    source: str = "<stdin>",
+    on_record: Callable[[IngestSummary], None] | None = None,
+) -> IngestSummary:
+    """Import JSONL read once from `stream`, exactly as a .jsonl file (the same checks, rejects and
+    summary; `source` names it in them). ValueError when the stream as a whole cannot be read (empty, not
+    UTF-8). Nothing goes to `ingested_files`: a stream has no content hash to be recognised by again."""
+    return ingest(stores, jsonl.read_stream(stream, source), on_record=on_record)

@@ -89,6 +89,16 @@ class RawRecord:
     error: str | None = None  # parse error, when data is None
 
 
+@dataclass(frozen=True)
+class RecordOutcome:
+    """What became of one record: stored, duplicate, conflict or rejected; its event id once it parsed."""
+
+    line: int  # the record's line or number, as in RawRecord
+    status: str  # 'stored' | 'duplicate' | 'conflict' | 'rejected'
+    event_id: str | None = None
+    reason: str | None = None  # why it was refused (conflict, rejected)
+
+
 @dataclass
 class IngestSummary:
     """What one ingest did: the counts a person wants, and the partitions it touched."""
@@ -100,6 +110,7 @@ class IngestSummary:
     rejected: int = 0
     rejects: list[str] = field(default_factory=list)  # "file:line: reason", the first MAX_REJECTS_LISTED
     partitions: set[tuple[str, str]] = field(default_factory=set)  # (day, platform)
+    last: RecordOutcome | None = None  # the record just ingested: what `on_record` sees it became
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -376,6 +387,7 @@ def _ingest_batch(
 
 def _ingest_record(stores: Stores, record: RawRecord, summary: IngestSummary) -> None:
     summary.read += 1
+    event: Event | None = None
     try:
         with db.transaction(stores.conn):  # a savepoint: a record failing half-way leaves nothing behind
             if record.data is None:
@@ -393,12 +405,15 @@ def _ingest_record(stores: Stores, record: RawRecord, summary: IngestSummary) ->
         if len(summary.rejects) < MAX_REJECTS_LISTED:
             summary.rejects.append(f"{safe_text(record.source, MAX_SOURCE_CHARS)}:{record.line}: {reason}")
         record_reject(stores, record.source, record.line, reason, record.raw)
+        status = "conflict" if isinstance(exc, EventConflict) else "rejected"
+        summary.last = RecordOutcome(record.line, status, event.id if event else None, reason)
         return
     if is_new:
         summary.ingested += 1
         summary.partitions.add((event.day, event.platform))
     else:
         summary.duplicates += 1
+    summary.last = RecordOutcome(record.line, "stored" if is_new else "duplicate", event.id)
 
 
 def reject_reason(exc: BaseException) -> str:

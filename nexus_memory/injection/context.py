@@ -16,6 +16,9 @@ followed by its newer facts, then facts not already shown), keeping only evidenc
     ## Relevant memory
     - Tyler works at Anthropic (2023-05-10)
 
+    ## Said moments ago (no facts of it yet)
+    - Tyler: we signed the lease on the Oakland flat today (2026-11-26, imessage)
+
     ## Weekly insight
     <the newest version of the newest mental model with subtype 'reflection'>
 
@@ -43,7 +46,12 @@ __all__ = ["format_context", "get_context", "latest_reflection"]
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOKENS = 800
-_SECTIONS = (("mental_model", "## Mental models"), ("observation", "## Observations"), ("fact", "## Relevant memory"))
+_SECTIONS = (
+    ("mental_model", "## Mental models"),
+    ("observation", "## Observations"),
+    ("fact", "## Relevant memory"),
+    ("event", "## Said moments ago (no facts of it yet)"),
+)
 
 
 def get_context(
@@ -92,7 +100,8 @@ def get_context(
 
 
 def format_context(items: list[ContextItem], reflection: str | None) -> str:
-    """One section per layer present (models, observations, facts), then the latest reflection."""
+    """One section per layer present (models, observations, facts, events not processed yet), then the
+    latest reflection."""
     lines: list[str] = []
     for kind, heading in _SECTIONS:
         chosen = [item for item in items if item.type == kind]

@@ -16,7 +16,10 @@ below, with the same reading) and packs them:
 - with budget left, each relevant observation adds its members most similar to the prompt;
 - a stale observation is checked against its facts: the newest facts of its entity that consolidation
   has not seen yet follow it ("newer, not consolidated yet");
-- no fact is shown twice.
+- no fact is shown twice;
+- events of other sessions recorded moments ago, that the writer has not read yet and that hold half of
+  the prompt's words (`nexus_memory.recall.fresh`), have room set aside first (at most FRESH_ITEMS, half
+  the budget) and are shown last, as what was said: no fact of them exists yet.
 Every item keeps its provenance: the facts it rests on and their source events.
 
 Noise rule: an item counts only when its cosine similarity to the prompt is >= `min_score` (MiniLM:
@@ -45,15 +48,19 @@ from nexus_memory.observations.store import fact_rows, fact_vectors
 from nexus_memory.observations.subjects import load_entities
 from nexus_memory.observations.topics import content_words
 from nexus_memory.recall.engine import recall
+from nexus_memory.recall.filters import Filters
+from nexus_memory.recall.fresh import fresh_events
 from nexus_memory.recall.prompt import Prompt, read_prompt
 from nexus_memory.recall.results import RecallResult
 from nexus_memory.recall.strategies import default_embedder
 
-LAYERS = ("mental_model", "observation", "fact")
+LAYERS = ("mental_model", "observation", "fact", "event")  # event: said moments ago, no fact of it yet
 MODEL_SHARE = 0.15  # of the budget, at most, for one mental model
 SIBLINGS = 3  # members an observation adds beyond the recalled facts, when budget is left
 HIGHER_RESULTS = 6  # mental models and observations recalled
 NEWER_FACTS = 2  # unconsolidated facts shown after a stale observation
+FRESH_ITEMS = 3  # events not processed yet, at most, and at most half of the budget
+FRESH_CHARS = 400  # of one such event's text
 _EVIDENCE = ("keyword", "entity", "recency")
 _SCOPE_OF = {"mental_model": "mental_models", "observation": "observations", "fact": "facts"}
 
@@ -62,7 +69,7 @@ _SCOPE_OF = {"mental_model": "mental_models", "observation": "observations", "fa
 class ContextItem:
     """One packed item: its header and lines as injected, and what it rests on."""
 
-    type: str  # 'mental_model' | 'observation' | 'fact'
+    type: str  # 'mental_model' | 'observation' | 'fact' | 'event' (said moments ago, no fact of it yet)
     id: str
     title: str
     lines: list[str]
@@ -98,6 +105,7 @@ def build_context(
     `participants` say who a name in the prompt means (`nexus_memory.recall.participants`)."""
     limit = max(max_facts * 3, 10) if max_facts else fact_limit(max_tokens)
     reading = read_prompt(stores.conn, prompt, participants=participants, reference_time=reference_time)
+    fresh = fresh_items(stores, reading, session_id, max_tokens // 2) if "event" in layers else []
     recalled = recall_layers(
         stores,
         reading,
@@ -108,7 +116,24 @@ def build_context(
         embedder=embedder,
         tags=tags,
     )
-    return pack(stores, reading, recalled, max_tokens=max_tokens, max_facts=max_facts, embedder=embedder)
+    spent = sum(item.tokens for item in fresh)
+    packed = pack(stores, reading, recalled, max_tokens=max_tokens - spent, max_facts=max_facts, embedder=embedder)
+    return [*packed, *fresh]
+
+
+def fresh_items(stores: Stores, prompt: Prompt, session_id: str | None, max_tokens: int) -> list[ContextItem]:
+    """Events of other sessions said moments ago, before the writer read them (see module docstring)."""
+    items: list[ContextItem] = []
+    for result in fresh_events(stores.conn, prompt, Filters(exclude_session_id=session_id), FRESH_ITEMS):
+        who = result.metadata.get("sender_name") or result.metadata.get("sender_id")
+        text = " ".join(result.text.split())
+        text = text if len(text) <= FRESH_CHARS else text[: FRESH_CHARS - 1] + "…"
+        line = f"- {who}: {text} ({day_of(result.as_of)}, {result.platform})"
+        item = ContextItem("event", result.id, "", [line], result, source_event_ids=[result.id])
+        if sum(i.tokens for i in items) + item.tokens > max_tokens:
+            break
+        items.append(item)
+    return items
 
 
 def fact_limit(max_tokens: int) -> int:
@@ -140,7 +165,7 @@ def recall_layers(
     both with one reading of the prompt (`read_prompt`, relative to `reference_time` when it is a str)."""
     prompt = read_prompt(stores.conn, prompt, reference_time=reference_time)
     common = {"reference_time": reference_time, "embedder": embedder, "touch": False, "budget": "mid"}
-    higher = [layer for layer in layers if layer != "fact"]
+    higher = [layer for layer in layers if layer in ("mental_model", "observation")]
     out = Recalled([], [])
     if higher and _has_higher_layers(stores.conn):
         out.higher = recall(

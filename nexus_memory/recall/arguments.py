@@ -27,8 +27,8 @@ MAX_RESULTS = 10_000
 MAX_TOKENS = 100_000_000
 
 # The engine's names (engine.SCOPES, engine.DEFAULT_SCOPE, engine.BUDGETS); the table test holds them equal.
-SCOPES = ("facts", "observations", "mental_models", "entities")
-DEFAULT_SCOPE = ("facts", "observations", "mental_models")
+SCOPES = ("facts", "observations", "mental_models", "entities", "events")
+DEFAULT_SCOPE = ("facts", "observations", "mental_models", "events")
 BUDGET_NAMES = ("low", "mid", "high")
 
 REQUIRED = inspect.Parameter.empty  # the default of a parameter that has none (recall()'s own mark for it)
@@ -146,7 +146,8 @@ RECALL_PARAMETERS: dict[str, RecallParameter] = {
             "scope",
             "array",
             DEFAULT_SCOPE,
-            "What to search (default facts, observations, mental_models).",
+            "What to search (default facts, observations, mental_models, events: what was just said, "
+            "before its facts are written).",
             SCOPES,
             _check_names,
         ),

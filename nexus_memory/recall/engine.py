@@ -29,6 +29,7 @@ from nexus_memory.core.stores import Stores
 from nexus_memory.identity import store as identity
 from nexus_memory.recall.arguments import check_recall_arguments
 from nexus_memory.recall.filters import TOOL_PLATFORM, Filters
+from nexus_memory.recall.fresh import fresh_events, fresh_slots
 from nexus_memory.recall.fusion import (
     MMR_LAMBDA,
     Ranked,
@@ -57,9 +58,15 @@ if TYPE_CHECKING:
 # TOOL_PLATFORM is read from here by the agent tools.
 __all__ = ["BUDGETS", "SCOPES", "TOOL_PLATFORM", "Budget", "RecallResponse", "recall", "resolve_entity"]
 
-SCOPES = ("facts", "observations", "mental_models", "entities")
-DEFAULT_SCOPE = ("facts", "observations", "mental_models")
-_TYPE_OF_SCOPE = {"facts": "fact", "observations": "observation", "mental_models": "mental_model", "entities": "entity"}
+SCOPES = ("facts", "observations", "mental_models", "entities", "events")
+DEFAULT_SCOPE = ("facts", "observations", "mental_models", "events")
+_TYPE_OF_SCOPE = {
+    "facts": "fact",
+    "observations": "observation",
+    "mental_models": "mental_model",
+    "entities": "entity",
+    "events": "event",  # recent events the writer has not processed yet (recall/fresh.py)
+}
 CAUSAL_SEEDS = 10  # top fused facts whose causal neighbours the high budget adds
 
 
@@ -161,7 +168,7 @@ def recall(
         time_after = _tighter(time_after, prompt.window[0], max)
         time_before = _tighter(time_before, prompt.window[1], min)
     filters = replace(hard, time_after=time_after, time_before=time_before)
-    ctx = QueryContext(stores, prompt, types, filters, plan.limit)
+    ctx = QueryContext(stores, prompt, tuple(t for t in types if t != "event"), filters, plan.limit)
     if prompt.window is not None and prompt.terms:  # a date-only query is the window itself
         ctx.any_time = hard
 
@@ -171,10 +178,17 @@ def recall(
 
     if entity_ids == () or max_results <= 0:
         return finish([])
-    lists = _run_strategies(ctx, plan, embedder, timings)
-    fused, order = _fuse_and_order(ctx, lists, max_results, timings)
-    with _timed(timings, "materialize"):
-        results = materialize(stores.conn, order, fused, lists)
+    fresh: list[RecallResult] = []
+    if "event" in types:  # first: an event the writer finishes meanwhile is still found, as itself or its facts
+        with _timed(timings, "fresh"):
+            fresh = fresh_events(stores.conn, prompt, hard, fresh_slots(max_results))
+    results: list[RecallResult] = []
+    if ctx.types:
+        lists = _run_strategies(ctx, plan, embedder, timings)
+        fused, order = _fuse_and_order(ctx, lists, max_results, timings)
+        with _timed(timings, "materialize"):
+            results = materialize(stores.conn, order, fused, lists)
+    results = [*fresh, *results][:max_results]  # what was just said leads while no fact of it exists yet
     if max_tokens is not None:
         results = pack(results, max_tokens)
     if touch and results:

@@ -104,6 +104,22 @@ class Filters:
             args.extend(self.entity_ids)
         return " AND ".join(clauses), args
 
+    def event_sql(self, alias: str = "e") -> tuple[str, list[Any]] | None:
+        """WHERE clause for ledger events aliased `alias` (recall/fresh.py); None when none can match: an event
+        the writer has not read yet is linked to no entity."""
+        if self.entity_ids is not None:
+            return None
+        a = alias
+        clauses, args = self._time_place_sql(f"{a}.as_of", f"{a}.platform", f"{a}.thread_id")
+        for clause, value in (
+            (f"{a}.session_id = ?", self.session_id),
+            (f"({a}.session_id IS NULL OR {a}.session_id != ?)", self.exclude_session_id),
+        ):
+            if value is not None:
+                clauses.append(clause)
+                args.append(value)
+        return " AND ".join(clauses) or "1", args
+
     def entity_sql(self) -> tuple[str, list[Any]]:
         """WHERE clause for entities `n`: live ones, restricted to the entity filter if any."""
         clauses, args = ["n.merged_into IS NULL"], []

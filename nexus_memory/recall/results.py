@@ -23,7 +23,7 @@ class RecallResult:
     """One recalled item with its provenance."""
 
     id: str
-    type: str  # 'fact' | 'observation' | 'mental_model' | 'entity'
+    type: str  # 'fact' | 'observation' | 'mental_model' | 'entity' | 'event' (recall/fresh.py)
     text: str
     score: float  # fused RRF score
     as_of: int | None

@@ -4,6 +4,7 @@ The tools (recall, the memory tools of docs/recall.md, the lifecycle of docs/lif
 MCP server and the OpenAI tool loop list them, one module per group, each tool declared with `tooling`
 (name, one-line description, JSON schema, handler) next to its handler:
   search.py         recall, search_memory, get_context
+  events.py         record_events (the conversation as it happens, into the ledger)
   fact_writes.py    remember_fact, correct_fact, confirm_fact, forget
   stats.py          memory_stats
   entities.py       get_entity_info
@@ -22,17 +23,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from nexus_memory.agents.tools import entities, fact_writes, higher_layers, search, stats
+from nexus_memory.agents.tools import entities, events, fact_writes, higher_layers, search, stats
 from nexus_memory.agents.tools.common import CallContext
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.textcheck import one_line, unicode_problem
 from nexus_memory.core.tooling import ToolError, ToolRegistry
 
-__all__ = ["REGISTRY", "TOOLS", "ToolError", "call_tool", "tool_schemas"]
+__all__ = ["INTERNAL_ERROR", "REGISTRY", "TOOLS", "ToolError", "call_tool", "tool_schemas"]
 
 log = logging.getLogger(__name__)
 
-_GROUPS = (search, fact_writes, stats, entities, higher_layers)
+_GROUPS = (search, events, fact_writes, stats, entities, higher_layers)
 
 REGISTRY = ToolRegistry(
     [tool for group in _GROUPS for tool in group.TOOLS],
@@ -40,6 +41,7 @@ REGISTRY = ToolRegistry(
     refusals=tuple(refusal for group in _GROUPS for refusal in group.REFUSALS),
 )
 TOOLS: list[dict[str, Any]] = REGISTRY.schemas()
+INTERNAL_ERROR = "internal error in "  # how the error of a tool that failed (not a refused call) begins
 
 
 def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
@@ -74,5 +76,5 @@ def call_tool(
         return {"error": one_line(exc)}
     except Exception as exc:  # the agent loop gets an error result, never an exception
         log.exception("tool %s failed", name)
-        return {"error": f"internal error in {name}: {type(exc).__name__}: {exc}"}
+        return {"error": f"{INTERNAL_ERROR}{name}: {type(exc).__name__}: {exc}"}
     return result

@@ -53,9 +53,10 @@ def result_dict(result: RecallResult) -> dict[str, Any]:
 
 RECALL = Tool(
     "recall",
-    "Search long-term memory: facts, observations (consolidated knowledge, may be stale) and "
-    "mental models (reports). Hybrid semantic + keyword + entity search. Dates in the query such as "
-    "'last week' or 'in May 2023' filter by time.",
+    "Search long-term memory: facts, observations (consolidated knowledge, may be stale), "
+    "mental models (reports), and messages recorded moments ago whose facts are not written yet (type "
+    "'event'). Hybrid semantic + keyword + entity search. Dates in the query such as 'last week' or "
+    "'in May 2023' filter by time.",
     recall_tool_schema(
         {
             "query": {"maxLength": MAX_QUERY},
@@ -74,12 +75,13 @@ RECALL = Tool(
 
 
 def _search_memory(call: CallContext, query: str, limit: int = 5, entity: str | None = None) -> dict[str, Any]:
-    return _recall(call, query, scope=("facts",), max_results=limit, entity=entity)
+    return _recall(call, query, scope=("facts", "events"), max_results=limit, entity=entity)
 
 
 SEARCH_MEMORY = Tool(
     "search_memory",
-    "Search remembered facts about the user and their world. The main retrieval tool.",
+    "Search remembered facts about the user and their world (and messages recorded moments ago, until their "
+    "facts are written). The main retrieval tool.",
     object_schema(
         {
             "query": QUERY,

@@ -27,6 +27,7 @@ the rest of the file still imports. An empty file, or one in UTF-16/32, raises V
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -47,42 +48,50 @@ def read(path: Path) -> Iterator[RawRecord]:
     path = Path(path)
     try:
         handle = path.open("rb")
-        _check_start(handle, path)
+        head = _check_start(handle, str(path))
     except OSError as exc:
         raise ValueError(f"cannot open {path}: {exc.strerror or exc}") from exc
-    return _records(handle, str(path))
+    return _records(handle, str(path), head)
 
 
-def _check_start(handle: IO[bytes], path: Path) -> None:
-    """Raise ValueError (closing `handle`) for a file with no records or in a wide encoding."""
+def read_stream(handle: IO[bytes], source: str) -> Iterator[RawRecord]:
+    """The same for a stream read once (standard input), named `source` in rejects; ValueError when it is
+    empty or in a wide encoding. The stream is closed once read."""
+    return _records(handle, source, _check_start(handle, source))
+
+
+def _check_start(handle: IO[bytes], source: str) -> bytes:
+    """The bytes read to see that there are records in UTF-8 (they are read again from here, so a pipe
+    works too); ValueError (closing `handle`) for a file with no records or in a wide encoding."""
     head = handle.read(4)
     wide = next((name for bom, name in _WIDE_BOMS.items() if head.startswith(bom)), None)
     if wide is None:
-        chunk = head
+        chunk, seen = head, bytearray(head)
         while chunk and not chunk.replace(_BOM, b"").strip():
             chunk = handle.read(CHUNK)
+            seen += chunk
         if chunk:
-            handle.seek(0)
-            return
+            return bytes(seen)
     handle.close()
     if wide:
-        raise ValueError(f"{path} is {wide}, not UTF-8; convert it (iconv -t UTF-8) and ingest again")
-    raise ValueError(f"{path} is empty")
+        raise ValueError(f"{source} is {wide}, not UTF-8; convert it (iconv -t UTF-8) and ingest again")
+    raise ValueError(f"{source} is empty")
 
 
-def _records(handle: IO[bytes], source: str) -> Iterator[RawRecord]:
-    """Decode the lines of an open binary file one at a time, so large files stream."""
+def _records(handle: IO[bytes], source: str, head: bytes = b"") -> Iterator[RawRecord]:
+    """Decode the lines of an open binary file (after `head`, its bytes already read) one at a time, so
+    large files stream."""
     with handle:
-        for number, raw_line in enumerate(_lines(handle), start=1):
+        for number, raw_line in enumerate(_lines(handle, head), start=1):
             record = parse_line(raw_line, source, number)
             if record is not None:
                 yield record
 
 
-def _lines(handle: IO[bytes]) -> Iterator[bytes]:
+def _lines(handle: IO[bytes], head: bytes = b"") -> Iterator[bytes]:
     """The lines of a binary file without their endings: LF, CRLF, or a lone CR (old Mac files)."""
     pending = bytearray()
-    while chunk := handle.read(CHUNK):
+    for chunk in itertools.chain([head] if head else [], iter(lambda: handle.read(CHUNK), b"")):
         pending += chunk
         if b"\n" not in chunk and b"\r" not in chunk:
             continue
