@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,9 @@ from nexus_memory_assets.instance import persistent_instance
 from nexus_memory_assets.pipeline import run_pipeline
 
 
-def timed_pipeline(settings: Settings, home: Path) -> dict[str, Any]:
-    """Every platform's range through `run_pipeline` on an instance at `home` (SQLite, as `make ui` has).
+def timed_pipeline(settings: Settings, home: Path, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Every platform's range through `run_pipeline` on an instance at `home` (SQLite, as `make ui` has);
+    with `progress`, the runs' lines and progress go to stderr as `nexus-memory pipeline` shows them.
 
     `wall_s` is run_pipeline's up to its consolidation, which is timed apart (`consolidation_s`);
     `seconds` are summed over its runs: each layer's step and the asset checks' steps (the rest of
@@ -22,7 +24,7 @@ def timed_pipeline(settings: Settings, home: Path) -> dict[str, Any]:
     instance = persistent_instance(home)
     try:
         started = time.perf_counter()
-        outcome = run_pipeline(settings, instance=instance)
+        outcome = run_pipeline(settings, instance=instance, progress=progress)
         wall_s = time.perf_counter() - started
         seconds = dict.fromkeys([*LAYERS, "checks"], 0.0)
         for run in outcome.runs:

@@ -102,6 +102,7 @@ class ForgetConfig(dg.Config):
 
     kind: str
     value: str
+    include_candidates: bool = False  # an entity: also the other handles that may be the same person
     reason: str = ""
     requested_by: str = "dagster"
 
@@ -109,7 +110,7 @@ class ForgetConfig(dg.Config):
 @dg.op(pool=SQLITE_POOL)
 def forget_target(context: dg.OpExecutionContext, config: ForgetConfig, stores: StoresResource) -> dg.Output[str]:
     """Forget it everywhere, leaving no trace in the bytes; metadata: rows removed per store."""
-    target = Target(config.kind, config.value)
+    target = Target(config.kind, config.value, include_candidates=config.include_candidates)
     result = run(
         stores, lambda opened: forget(opened, target, requested_by=config.requested_by, reason=config.reason or None)
     )

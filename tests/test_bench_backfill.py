@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -61,8 +62,17 @@ def test_bench_backfill_small_history(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_bench_backfill_command_prints_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_backfill_command_prints_json_and_progress(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEXUS_PROGRESS_EVERY_S", "0")  # a progress line per report (off a terminal: one a minute)
     args = ["bench", "backfill", "--events", "120", "--days", "7", "--data-dir", str(tmp_path), "--json"]
     assert main(args) == 0
-    result = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
     assert result["events"] == 120 and result["per_layer"]["embeddings"]["rows"] > 0
+    # Between "running the pipeline" and the JSON, each layer of each run says how far it is.
+    lines = captured.err.splitlines()
+    done = [line for line in lines if re.fullmatch(r"  (episodes|facts|embeddings) \S+: [\d,]+ \w+ in \d+ s.*", line)]
+    assert {line.split()[0] for line in done} == {"episodes", "facts", "embeddings"}, lines
+    assert any(re.fullmatch(r"  observations: [\d,]+ facts in .*", line) for line in lines), lines

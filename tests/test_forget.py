@@ -197,3 +197,92 @@ def test_a_store_written_before_secure_delete_is_vacuumed_once(world: Stores) ->
     assert files_holding(world.data_dir, "zzyqv") == []
     assert world.conn.execute("SELECT clean_since FROM memory_scrub_state").fetchone()[0] is not None
     assert forget(world, Target("event", "chat:m3")).scrub["vacuumed"] == []  # once
+
+
+# One person under two handles the identity store never merged: a phone and an email address.
+PHONE, EMAIL = "+447700900123", "carla.m@example.com"
+KITTEN = "Hi, it's Carla. I adopted a kitten named Qwibble."
+LOCKER = "Carla here from email. My locker code is zzkrtv."
+
+
+@pytest.fixture
+def two_handles(stores: Stores) -> Stores:
+    build(
+        stores,
+        [
+            message(1, PHONE, KITTEN, sender_name="Carla Mendes", platform="sms"),
+            message(2, EMAIL, LOCKER, sender_name="Carla Mendes", platform="email"),
+            message(
+                3, "ben@example.com", "Ben here. I moved to Lisbon last month.", sender_name="Ben", platform="email"
+            ),
+        ],
+    )
+    return stores
+
+
+def test_an_entity_preview_lists_the_other_handles_and_takes_them_along_when_asked(two_handles: Stores) -> None:
+    shown = preview(two_handles, Target("entity", "Carla Mendes"))
+    assert EMAIL in [h.split(":", 1)[1] for c in shown["candidates"] for h in c["handles"]]
+    email_entity = next(c for c in shown["candidates"] if f"email:{EMAIL}" in c["handles"])
+    assert "Carla Mendes" in email_entity["why"] and not email_entity["included"]
+    assert email_entity["entity_id"] not in shown["entity_ids"]
+
+    result = forget(two_handles, Target("entity", "Carla Mendes", include_candidates=True))
+
+    assert result.status == "scrubbed", result.scrub
+    conn = two_handles.conn
+    assert conn.execute("SELECT count(*) FROM events WHERE sender_id IN (?, ?)", (PHONE, EMAIL)).fetchone()[0] == 0
+    for table, column in (("entities", "name"), ("aliases", "alias"), ("contacts", "handle")):
+        assert not conn.execute(f"SELECT 1 FROM {table} WHERE {column} IN (?, ?)", (PHONE, EMAIL)).fetchall(), table
+    for marker in (PHONE, EMAIL, "Carla Mendes", "qwibble", "zzkrtv"):
+        assert files_holding(two_handles.data_dir, marker) == [], marker
+    assert facts_with(two_handles, "Lisbon")  # Ben stays
+
+
+def test_a_sender_takes_its_handle_rows_when_its_messages_are_gone_already(two_handles: Stores) -> None:
+    # Forgetting the person without the candidates takes the phone and the messages shown under the name ...
+    forget(two_handles, Target("entity", "Carla Mendes"))
+    conn = two_handles.conn
+    assert conn.execute("SELECT count(*) FROM events WHERE sender_id = ?", (EMAIL,)).fetchone()[0] == 0
+    assert files_holding(two_handles.data_dir, PHONE) == []
+    # ... and leaves the email handle's entity, alias and contact, which the sender forget then removes.
+    assert files_holding(two_handles.data_dir, EMAIL) == ["identity.db"]
+    assert preview(two_handles, Target("sender", EMAIL))["would_remove"]["entities"] == 1
+
+    result = forget(two_handles, Target("sender", EMAIL))
+
+    assert result.status == "scrubbed", result.scrub
+    assert {"entities", "aliases", "contacts"} <= set(result.removed["identity"])
+    assert files_holding(two_handles.data_dir, EMAIL) == []
+    with pytest.raises(ForgetError, match="no events from that sender"):
+        forget(two_handles, Target("sender", EMAIL))
+
+
+def test_a_sender_of_an_entity_that_stays_takes_only_that_handle(two_handles: Stores) -> None:
+    from nexus_memory.identity.store import find_entities, merge_entities
+
+    conn = two_handles.conn
+    (phone,) = [e.id for e in find_entities(conn, PHONE)]
+    (email,) = [e.id for e in find_entities(conn, EMAIL)]
+    with two_handles.transaction():
+        merge_entities(conn, phone, email)  # one person now: the phone's entity holds both contacts
+
+    forget(two_handles, Target("sender", EMAIL))
+
+    assert conn.execute("SELECT handle FROM contacts WHERE entity_id = ?", (phone,)).fetchall()[0][0] == PHONE
+    assert conn.execute("SELECT count(*) FROM entities WHERE id = ?", (phone,)).fetchone()[0] == 1
+    assert files_holding(two_handles.data_dir, EMAIL) == []
+    assert files_holding(two_handles.data_dir, "zzkrtv") == []
+
+
+def test_the_cli_preview_names_the_other_handles(
+    two_handles: Stores, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nexus_memory import cli
+
+    monkeypatch.setenv("NEXUS_DATA_DIR", str(two_handles.data_dir))
+    assert cli.main(["forget", "--entity", "Carla Mendes"]) == 0
+    out = capsys.readouterr().out
+    assert f"(email:{EMAIL}): sent messages shown as 'Carla Mendes'" in out and "add --include-candidates" in out
+    assert cli.main(["forget", "--entity", "Carla Mendes", "--include-candidates", "--yes"]) == 0
+    assert files_holding(two_handles.data_dir, EMAIL) == []

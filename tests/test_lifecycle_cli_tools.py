@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,19 @@ def test_maintenance_commands_report_as_json(data_dir: Path, capsys: pytest.Capt
     assert run(capsys, "reflect")[1]["status"] == "written"
     assert run(capsys, "sessions", "--nightly")[1]["ended"] == 1
     assert cli.main(["decay", "--rate", "-1"]) == 2  # one clear line, nothing done
+
+
+def test_forget_and_consolidate_show_progress_on_stderr(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEXUS_PROGRESS_EVERY_S", "0")  # a line per report (off a terminal: one a minute)
+    assert cli.main(["consolidate", "--offline"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(r"consolidate: \d+ facts in \d+ s.*", lines[-1]), lines
+    assert cli.main(["forget", "--sender", "dana@example.com", "--yes"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    steps = [line for line in lines if line.startswith("forget: ")]
+    assert steps[0].startswith("forget: 1/5 steps (20 %)") and re.fullmatch(r"forget: 5 steps in \d+ s.*", steps[-1])
 
 
 def test_forget_previews_then_forgets(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,5 +124,9 @@ def test_forget_tool_needs_confirmation(data_dir: Path, settings: Settings) -> N
         assert log == "agent:s9"
         assert "invalid arguments" in call_tool(stores, "forget", {"target": "planet", "value": "x"})["error"]
         assert "no fact" in call_tool(stores, "forget", {"target": "fact", "value": "nope"})["error"]
+        shown = call_tool(stores, "forget", {"target": "entity", "value": "Ben", "include_candidates": True})
+        assert shown["forgotten"] is False and shown["candidates"] == []  # Ben has one handle
+        wrong = {"target": "sender", "value": "ben@example.com", "include_candidates": True}
+        assert "goes with an entity" in call_tool(stores, "forget", wrong)["error"]
         assert "no observation" in call_tool(stores, "show_observation", {"id": "nope"})["error"]
         assert call_tool(stores, "list_mental_models", {"subtype": "reflection"}) == {"mental_models": []}

@@ -102,6 +102,18 @@ def test_forget_job_leaves_no_trace_and_reports_rows_per_store(built: Settings) 
     assert files_holding(built.data_dir, "qqzvk") == []
 
 
+def test_nightly_vector_index_retrains_what_a_forget_pruned(built: Settings) -> None:
+    from nexus_memory.lifecycle.forget import Target, forget
+    from nexus_memory_assets.maintenance import nightly_vector_index
+
+    with Stores(built) as stores:
+        forget(stores, Target("fact", facts_with(stores, "qqzvk")[0]))
+    result = run(nightly_vector_index, built)
+    assert result.success and output_metadata(result, "retrain_vector_indexes")["by_type"]["fact"] == "rebuilt"
+    again = run(nightly_vector_index, built)
+    assert set(output_metadata(again, "retrain_vector_indexes")["by_type"].values()) == {"none"}
+
+
 def test_session_sensor_asks_for_a_run_when_a_new_session_appears(built: Settings) -> None:
     from sensors.sessions import new_session_sensor
 

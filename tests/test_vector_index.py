@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings.step import rebuild_index
+from nexus_memory.embeddings.step import nightly_index_upkeep, rebuild_index
 from nexus_memory.embeddings.vectors.index import VectorIndex
-from nexus_memory.embeddings.vectors.ivf import current_generation
-from nexus_memory.embeddings.vectors.vec0 import IndexModelMismatch
+from nexus_memory.embeddings.vectors.ivf import DEAD, current_generation, generation_sizes, loaded_index, prune_ivf
+from nexus_memory.embeddings.vectors.vec0 import Filter, IndexModelMismatch
 
 MODEL, DIM = "test-model", 384
 PLATFORMS = ["gmail", "imessage", "discord"]
@@ -163,3 +163,63 @@ def test_other_model_is_refused(filled: tuple[Stores, np.ndarray]) -> None:
     stores, _ = filled
     with pytest.raises(IndexModelMismatch, match="rebuild-index"):
         VectorIndex(stores, "other-model", DIM)
+
+
+def _delete(stores: Stores, ids: list[str]) -> None:
+    """What a forget does to the canonical vectors (lifecycle/forget/vectors.delete_vectors)."""
+    marks = ",".join("?" * len(ids))
+    with stores.transaction():
+        rowids = [r[0] for r in stores.conn.execute(f"SELECT rowid FROM embeddings WHERE target_id IN ({marks})", ids)]
+        stores.conn.execute(f"DELETE FROM vec_embeddings WHERE rowid IN ({','.join('?' * len(rowids))})", rowids)
+        stores.conn.execute(f"DELETE FROM embeddings WHERE target_id IN ({marks})", ids)
+
+
+def test_a_forget_drops_rows_keeps_the_centroids_and_the_night_retrains(filled: tuple[Stores, np.ndarray]) -> None:
+    stores, vectors = filled
+    ann = _ann(stores)
+    root = stores.data_dir / "ann" / MODEL / "fact"
+    # A row under a platform nothing else has, folded into the lists: its name is in the IVF files now.
+    lonely = _add(stores, VectorIndex(stores, MODEL, DIM), vectors[:1], start=20_000, platform="lonely@example.com")
+    assert ann.maintain("fact", compact_min=1, compact_fraction=0.0) == "compacted"
+    first = current_generation(root)
+    assert first is not None
+    centroids = np.load(first / "centroids.npy")
+    q = vectors[10]
+    doomed = [f for f, _ in ann.search(q, 5)] + lonely
+    # The highest rowid goes too: SQLite may give it to the next row, which must still be found.
+    _delete(stores, doomed)
+
+    assert prune_ivf(stores.conn, stores.data_dir, MODEL, "fact") == len(doomed)
+    pruned = current_generation(root)
+    assert pruned is not None and pruned != first
+    np.testing.assert_array_equal(np.load(pruned / "centroids.npy"), centroids)
+    sizes = generation_sizes(pruned)
+    assert (sizes.indexed, sizes.pruned, sizes.trained_n) == (3_000 - 5, len(doomed), 3_000)
+    assert not [p for p in root.rglob("*") if p.is_file() and b"lonely@example.com" in p.read_bytes()]
+    exact = VectorIndex(stores, MODEL, DIM)
+    full = VectorIndex(stores, MODEL, DIM, ann_threshold=1_000, nprobe=10_000)
+    for search in (ann, full):
+        assert not set(doomed) & {f for f, _ in search.search(q, 50)}
+        assert not set(doomed) & {f for f, _ in search.search(q, 50, platform=PLATFORMS[10 % 3])}
+    # Their slots (zero vectors now) are never candidates, not even when every row left scores below zero.
+    index = loaded_index(root)
+    assert index is not None
+    for x in (q, -q):
+        assert DEAD not in index.search(x, 3_100, Filter(), nprobe=10_000)[0]
+    # The kept centroids still partition what is left: recall@10 as before.
+    queries = _clustered(np.random.default_rng(1), 30)
+    hits = [len({f for f, _ in exact.search(x, 10)} & {f for f, _ in ann.search(x, 10)}) / 10 for x in queries]
+    assert np.mean(hits) >= 0.95
+    (reborn,) = _add(stores, VectorIndex(stores, MODEL, DIM), q[None, :], start=30_000)
+    assert ann.search(q, 1)[0][0] == reborn
+    # Folding new rows in leaves the dead slots out.
+    assert ann.maintain("fact", compact_min=1, compact_fraction=0.0) == "compacted"
+    compacted = current_generation(root)
+    assert compacted is not None and DEAD not in np.load(compacted / "rowids.npy")
+    assert generation_sizes(compacted).indexed == 3_000 - 5 + 1
+
+    assert nightly_index_upkeep(stores) == {"fact": "rebuilt"}  # retrained without the forgotten rows
+    retrained = current_generation(root)
+    assert retrained is not None and generation_sizes(retrained).pruned == 0
+    assert nightly_index_upkeep(stores) == {"fact": "none"}
+    assert ann.search(q, 1)[0][0] == reborn

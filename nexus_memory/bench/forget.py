@@ -5,11 +5,16 @@ before secure_delete) and the nightly decay, on a synthetic store of N facts.
 
 The store: one fact per event, senders with a thread each, entities linked two per fact (Zipf), episodes of
 50 events, vectors for every fact (random unit vectors: their values do not matter to deletion cost) in
-`embeddings` + vec0 + IVF files. Timings are wall seconds of the real calls, phase by phase.
+`embeddings` + vec0 + IVF files. Timings are wall seconds of the real calls, phase by phase. After each
+forget, the raw bytes of every file under the data directory and the Dagster home (DAGSTER_HOME, when set:
+run storage, event logs, compute logs) are searched for the handle or names and a sample of the forgotten texts
+(`bytes_left` lists the files that still hold one). Then the nightly upkeep retrains the index the
+forgets pruned (`retrain_s`).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import tempfile
 import time
@@ -31,9 +36,10 @@ from nexus_memory.bench.synthetic import (
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.ids import now_ms, stable_id
 from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.step import nightly_index_upkeep
 from nexus_memory.embeddings.vectors.ivf import build_ivf
 from nexus_memory.lifecycle import decay
-from nexus_memory.lifecycle.forget import Target, forget
+from nexus_memory.lifecycle.forget import Target, forget, make_plan
 
 WORDS = (
     *("garden", "coffee", "hiking", "report", "budget", "piano", "travel", "doctor", "school", "project"),
@@ -43,6 +49,7 @@ WORDS = (
 EPISODE_EVENTS = 50
 DIMENSION = 384
 MODEL = "bench-random"
+SCANNED_TEXTS = 20  # forgotten texts searched for after each forget (a sender's 1,000 would take minutes)
 
 
 def run(facts: int, *, directory: Path | None = None, seed: int = 0) -> dict[str, Any]:
@@ -69,13 +76,42 @@ def run(facts: int, *, directory: Path | None = None, seed: int = 0) -> dict[str
             for table in ("memory_scrub_state", "events_scrub_state", "identity_scrub_state"):
                 stores.conn.execute(f"UPDATE {table} SET clean_since = NULL")
             result["forget_fact_first_time_with_vacuum"] = _forget(stores, Target("fact", layout["fact2"]))
+            started = time.perf_counter()
+            result["nightly_index_upkeep"] = nightly_index_upkeep(stores)
+            result["retrain_s"] = round(time.perf_counter() - started, 3)
     return result
 
 
 def _forget(stores: Stores, target: Target) -> dict[str, Any]:
+    plan = make_plan(stores.conn, target)  # what to look for afterwards (a sender's handle comes first)
+    texts = [*plan.texts[:SCANNED_TEXTS], *plan.names]
     outcome = forget(stores, target, requested_by="bench")
     removed = {store: sum(rows.values()) for store, rows in outcome.removed.items()}
-    return {"seconds": outcome.seconds, "rows_removed": removed, "vacuumed": outcome.scrub.get("vacuumed")}
+    return {
+        "seconds": outcome.seconds,
+        "rows_removed": removed,
+        "vacuumed": outcome.scrub.get("vacuumed"),
+        "texts_scanned": len(texts),
+        "bytes_left": files_holding([stores.data_dir, *_dagster_home()], texts),
+    }
+
+
+def _dagster_home() -> list[Path]:
+    home = os.environ.get("DAGSTER_HOME")
+    return [Path(home)] if home else []
+
+
+def files_holding(roots: list[Path], texts: list[str]) -> list[str]:
+    """Every file under `roots` whose raw bytes hold one of `texts` (as written, or lower-cased)."""
+    needles = {n for t in texts for n in (t.encode(), t.lower().encode())}
+    found = []
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                content = path.read_bytes()
+                if any(n in content for n in needles):
+                    found.append(str(path))
+    return found
 
 
 def _fill(stores: Stores, n: int, rng: random.Random, np_rng: np.random.Generator) -> dict[str, str]:

@@ -15,7 +15,10 @@ embedding step stores them), then the IVF index is built from the canonical tabl
 Measured per query (p50/p95 ms): query embedding + VectorIndex.search (the real path), search
 alone, filtered searches, the exact numpy matmul baseline, sqlite-vec brute force on a subset,
 recall@20 of the IVF answers against exact, `recall` per budget, `get_context`, and a mid recall of
-questions that all name the store's busiest person (embedded with and without the name).
+questions that all name the store's busiest person (embedded with and without the name). Then a tenth
+of the facts is forgotten (vectors deleted as a forget deletes them) and recall@20 against exact over
+the rest is measured twice: with the index as a forget leaves it (rows dropped, centroids kept) and
+retrained as the nightly upkeep does (`after_forgets`).
 """
 
 from __future__ import annotations
@@ -45,10 +48,12 @@ from nexus_memory.core import db
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.model import Embedder, get_embedder
+from nexus_memory.embeddings.step import nightly_index_upkeep
 from nexus_memory.embeddings.vectors.index import VectorIndex
 from nexus_memory.embeddings.vectors.ivf import build_ivf
 from nexus_memory.embeddings.vectors.vec0 import Filter
 from nexus_memory.injection.context import get_context
+from nexus_memory.lifecycle.forget.vectors import delete_vectors, rewrite_index_files
 from nexus_memory.recall import recall
 from nexus_memory.recall.query_entities import busy_entities
 
@@ -403,6 +408,44 @@ def _thread_case(data: dict[str, Any], rng: np.random.Generator, n_threads: int)
     return Filter(thread_id=name), (data["thread"] == thread) & (data["platform"] == platform)
 
 
+def after_forgets(
+    stores: Stores,
+    embedder: Embedder,
+    data: dict[str, Any],
+    *,
+    queries: int,
+    seed: int,
+    share: float = 0.1,
+    k: int = 20,
+) -> dict[str, Any]:
+    """recall@k against exact over what is left once `share` of the facts (drawn at random) are forgotten: with the
+    index pruned as a forget leaves it (centroids kept), then retrained as the nightly upkeep does."""
+    rng = np.random.default_rng(seed + 2)
+    n = len(data["vectors"])
+    gone = np.sort(rng.choice(n, int(n * share), replace=False))
+    with stores.transaction():
+        delete_vectors(stores.conn, {"fact": [f"fact_{i:09d}" for i in gone]})
+    kept = np.ones(n, dtype=bool)
+    kept[gone] = False
+    search = VectorIndex(stores, embedder.model_name, embedder.dimension)
+    query_vectors = [embedder.encode_query(text) for text in _queries(rng, queries)]
+
+    def recall_at_k() -> float:
+        found = [_recall(search.search(q, k), _exact(data["vectors"], q, k, kept)) for q in query_vectors]
+        return round(float(np.mean(found)), 4)
+
+    pruned_s = _timed(lambda: rewrite_index_files(stores, ["fact"]))[1]
+    pruned = recall_at_k()
+    retrained_s = _timed(lambda: nightly_index_upkeep(stores))[1]
+    return {
+        "forgotten": len(gone),
+        "recall_at_20_pruned": pruned,
+        "prune_s": round(pruned_s, 2),
+        "recall_at_20_retrained": recall_at_k(),
+        "retrain_s": round(retrained_s, 1),
+    }
+
+
 def _time_recall(stores: Stores, texts: list[str]) -> dict[str, Any]:
     """p50/p95 of the whole `recall` per budget, and of `get_context` (the injection target: well under 1 s)."""
     out: dict[str, Any] = {}
@@ -464,6 +507,9 @@ def run(
             _progress(f"IVF built in {build_s:.1f}s")
         _progress(f"measuring {queries} queries")
         results = measure(stores, embedder, data, queries=queries, seed=seed)
+        if not reuse:  # a store measured again keeps what it had
+            _progress("forgetting a tenth of the facts")
+            results["after_forgets"] = after_forgets(stores, embedder, data, queries=queries, seed=seed)
     return {
         "facts": n_facts,
         "queries": queries,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from nexus_memory.cli.common import Subcommands, add_command, fail, positive, print_json, print_result
 from nexus_memory.core.config import load_settings
+from nexus_memory.core.progress import ProgressReporter
 from nexus_memory.core.stores import Stores
 
 
@@ -85,6 +85,11 @@ def register(subcommands: Subcommands) -> None:
     which.add_argument("--sender", metavar="HANDLE")
     which.add_argument("--entity", metavar="NAME_OR_ID")
     which.add_argument("--scrub", action="store_true", help="finish the byte scrub of an earlier forget")
+    p.add_argument(
+        "--include-candidates",
+        action="store_true",
+        help="with --entity: also the other handles that may be the same person (the preview lists them)",
+    )
     p.add_argument("--yes", action="store_true", help="really forget (without it: only say what would go)")
     p.add_argument("--reason", help="why (kept in the deletion log)")
     p.add_argument("--requested-by", help="who asked, for the deletion log (default: the login name)")
@@ -163,8 +168,14 @@ def cmd_forget(args: argparse.Namespace) -> int:
         kind, value = next((k, v) for k in ("event", "fact", "sender", "entity") if (v := getattr(args, k)) is not None)
         who = args.requested_by or _login_name()
         try:
+            target = Target(kind, value, include_candidates=args.include_candidates)
             result = forget_or_preview(
-                stores, Target(kind, value), confirm=args.yes, requested_by=who, reason=args.reason
+                stores,
+                target,
+                confirm=args.yes,
+                requested_by=who,
+                reason=args.reason,
+                progress=_reporter(stores, "forget"),
             )
         except ForgetError as exc:
             return fail(exc)
@@ -174,12 +185,30 @@ def cmd_forget(args: argparse.Namespace) -> int:
             f"would forget {counts['events']} events, {counts['facts']} facts and {counts['entities']} entities; "
             "run again with --yes to forget them"
         )
-        print_result(result, args.json, summary)
+        print_result(result, args.json, summary + _candidate_lines(result["candidates"]))
         return 0
     removed = {store: sum(rows.values()) for store, rows in result["removed"].items()}
     summary = f"forgotten ({result['status']}): rows removed per store {removed}, {result['seconds']['total']} s"
     print_result(result, args.json, summary)
     return 0 if result["status"] == "scrubbed" else 1
+
+
+def _reporter(stores: Stores, label: str) -> ProgressReporter:
+    """Progress on stderr: a bar on a terminal, else a line every NEXUS_PROGRESS_EVERY_S seconds."""
+    return ProgressReporter(label, every_s=stores.settings.progress_every_s)
+
+
+def _candidate_lines(candidates: list[dict[str, Any]]) -> str:
+    """The other handles that may be the same person, a line each, and how to take them along."""
+    if not candidates:
+        return ""
+    lines = "".join(f"\n  {c['name']} ({', '.join(c['handles']) or c['entity_id']}): {c['why']}" for c in candidates)
+    if candidates[0]["included"]:
+        return f"\n{len(candidates)} other entities that may be the same person are included:{lines}"
+    return (
+        f"\n{len(candidates)} other entities may be the same person, and stay unless you add "
+        f"--include-candidates:{lines}"
+    )
 
 
 def _login_name() -> str:
@@ -196,11 +225,7 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
     with Stores(load_settings()) as stores:
         outcome = run_consolidation(
-            stores,
-            offline=args.offline,
-            limit=args.limit,
-            on_progress=lambda n, r: print(f"\rconsolidated {n} facts", end="", file=sys.stderr),
+            stores, offline=args.offline, limit=args.limit, progress=_reporter(stores, "consolidate")
         )
-        print(file=sys.stderr)
     print_json(outcome)
     return 1 if outcome["failed"] else 0

@@ -80,6 +80,20 @@ def rebuild_index(stores: Stores, embedder_model: str, dimension: int, *, ann_th
     return total
 
 
+def nightly_index_upkeep(stores: Stores) -> dict[str, str]:
+    """The nightly upkeep of the served model's IVF indexes: `VectorIndex.maintain` per target type, retraining
+    the centroids of an index that lost rows to a forget since it was trained (a forget only drops its rows,
+    fast). Returns target type -> what was done."""
+    state = index_state(stores.conn)
+    if state is None:
+        return {}
+    index = VectorIndex(stores, *state)
+    types = [
+        r[0] for r in stores.conn.execute("SELECT DISTINCT target_type FROM embeddings WHERE model = ?", state[:1])
+    ]
+    return {t: index.maintain(t, retrain_pruned=True) for t in sorted(types)}
+
+
 def reembed(
     stores: Stores,
     embedder: Embedder,

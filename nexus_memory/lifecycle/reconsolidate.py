@@ -8,15 +8,16 @@ the hidden facts and refresh the mental models and dossiers built on them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexus_memory.core import db
+from nexus_memory.core.progress import Progress
 from nexus_memory.mental_models import after_consolidation, sync_dossiers
 from nexus_memory.mental_models.narrative import configured_narrator
-from nexus_memory.observations import ConsolidationReport, consolidate, pick_consolidator
+from nexus_memory.observations import consolidate, pick_consolidator
 from nexus_memory.recall.strategies import default_embedder
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def run_consolidation(
     *,
     offline: bool = False,
     limit: int | None = None,
-    on_progress: Callable[[int, ConsolidationReport], None] | None = None,
+    progress: Progress | None = None,
     llm_settings: Settings | None = None,
     refresh_models: bool = True,
 ) -> dict[str, Any]:
@@ -90,7 +91,7 @@ def run_consolidation(
     Raises ConsolidationBusy when another run is consolidating this store.
     """
     settings = llm_settings or stores.settings
-    report = consolidate(stores, pick_consolidator(settings, offline=offline), limit=limit, on_progress=on_progress)
+    report = consolidate(stores, pick_consolidator(settings, offline=offline), limit=limit, progress=progress)
     models = after_consolidation(
         stores,
         stores.settings.emergent_models,

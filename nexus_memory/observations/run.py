@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from nexus_memory.core import db
 from nexus_memory.core.config import Settings
+from nexus_memory.core.progress import Progress
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.vectors.vec0 import index_state
 from nexus_memory.observations import store
@@ -116,16 +117,16 @@ def consolidate(
     *,
     chunk: int | None = None,
     limit: int | None = None,
-    on_progress: Callable[[int, ConsolidationReport], None] | None = None,
+    progress: Progress | None = None,
 ) -> ConsolidationReport:
     """Consolidate every pending fact (or the first `limit`); see the module docstring.
 
     `chunk` is how many facts share one write transaction: many for the offline consolidator, one
-    for an LLM (a transaction must never wait on a model call). Raises ConsolidationBusy when another
-    run is consolidating this store.
+    for an LLM (a transaction must never wait on a model call). `progress` hears the facts seen after
+    each chunk. Raises ConsolidationBusy when another run is consolidating this store.
     """
     with exclusive(stores.data_dir):
-        return _consolidate(stores, consolidator or OfflineConsolidator(), chunk, limit, on_progress)
+        return _consolidate(stores, consolidator or OfflineConsolidator(), chunk, limit, progress)
 
 
 def _consolidate(
@@ -133,7 +134,7 @@ def _consolidate(
     consolidator: Consolidator,
     chunk: int | None,
     limit: int | None,
-    on_progress: Callable[[int, ConsolidationReport], None] | None,
+    progress: Progress | None,
 ) -> ConsolidationReport:
     started = time.perf_counter()
     chunk = chunk or (BATCH if consolidator.name == "offline" else 1)
@@ -147,6 +148,8 @@ def _consolidate(
         report.observations_retired += _retire_merged_entities(conn)
         store.settle_hidden_pending(conn)
         report.observations_retired += _drop_hidden_facts(conn, loader)
+    pending = store.pending_fact_count(conn)
+    pending = pending if limit is None else min(pending, limit)
     touched_entities: set[str] = set()
     after: tuple[int, int] | None = None
     while limit is None or report.facts_seen < limit:
@@ -159,8 +162,8 @@ def _consolidate(
         facts = loader.facts(rows)
         for start in range(0, len(facts), chunk):
             _run_chunk(conn, consolidator, loader, facts[start : start + chunk], report, drafts, touched_entities)
-            if on_progress:
-                on_progress(report.facts_seen, report)
+            if progress:
+                progress(report.facts_seen, max(pending, report.facts_seen), "facts")
     with db.transaction(conn):
         merged = merge_near_duplicates(conn, loader, touched_entities, _write_changed)
         report.merged_duplicates = merged

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_memory.core.ids import minute_of
+from nexus_memory.core.progress import Progress
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.ahead import EmbeddingAhead, ahead_for
 from nexus_memory.embeddings.model import Embedder
@@ -162,15 +163,15 @@ def run_layer(
     embedder: Embedder | None = None,
     only_failed: bool = False,
     episode_ids: Sequence[str] | None = None,
-    on_progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> LayerReport:
     """Build one layer for the given ledger days of a platform, oldest day first.
 
     `writer` is needed for facts and `embedder` for embeddings; given to the facts layer, the embedder
     embeds each day's new facts on a second thread while the writer goes on (embeddings/ahead.py), and the
     embeddings layer stores those vectors. `only_failed` and `episode_ids` narrow the facts layer to
-    failed or named episodes. `on_progress` gets a line now and then
-    during long batches.
+    failed or named episodes. `progress` hears how far the batch is: events for episodes and facts (after
+    each day), facts for embeddings (after each batch of vectors).
     """
     report = LayerReport(layer, platform, list(days))
     started = time.perf_counter()
@@ -179,16 +180,16 @@ def run_layer(
         report.rows = summary["events"]
         report.details = summary
     elif layer == "episodes":
-        _build_episodes(stores, report)
+        _build_episodes(stores, report, _days_done(stores, report, progress))
     elif layer == "facts":
         if writer is None:
             raise ValueError("the facts layer needs a writer")
         ahead = _ahead(embedder)
-        _write_facts(stores, report, writer, only_failed, episode_ids, on_progress, ahead)
+        _write_facts(stores, report, writer, only_failed, episode_ids, _days_done(stores, report, progress), ahead)
     elif layer == "embeddings":
         if embedder is None:
             raise ValueError("the embeddings layer needs an embedder")
-        _embed_facts(stores, report, embedder, on_progress)
+        _embed_facts(stores, report, embedder, progress)
     else:
         raise ValueError(f"unknown layer {layer!r}; layers are {', '.join(LAYERS)}")
     report.seconds = time.perf_counter() - started
@@ -203,13 +204,31 @@ def run_layers(
     writer: EpisodeWriter,
     embedder: Embedder,
     layers: Sequence[str] = LAYERS,
-    on_progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> list[LayerReport]:
     """Every layer, in order, for the given ledger days of a platform."""
     return [
-        run_layer(stores, layer, platform, days, writer=writer, embedder=embedder, on_progress=on_progress)
+        run_layer(stores, layer, platform, days, writer=writer, embedder=embedder, progress=progress)
         for layer in layers
     ]
+
+
+def _days_done(stores: Stores, report: LayerReport, progress: Progress | None) -> Callable[[str], None]:
+    """What a layer that works day by day calls after each day: `progress` hears the batch's events done."""
+    if progress is None:
+        return lambda day: None
+    rows = stores.conn.execute(
+        "SELECT day, count(*) FROM events WHERE platform = ? AND day IN (SELECT value FROM json_each(?)) GROUP BY day",
+        (report.platform, json.dumps(report.days)),
+    ).fetchall()
+    per_day = {r[0]: r[1] for r in rows}
+    total, done = sum(per_day.values()), [0]
+
+    def day_done(day: str) -> None:
+        done[0] += per_day.get(day, 0)
+        progress(done[0], total, "events")
+
+    return day_done
 
 
 def _ahead(embedder: Embedder | None) -> EmbeddingAhead | None:
@@ -217,12 +236,13 @@ def _ahead(embedder: Embedder | None) -> EmbeddingAhead | None:
     return ahead_for(embedder) if isinstance(embedder, Embedder) else None
 
 
-def _build_episodes(stores: Stores, report: LayerReport) -> None:
+def _build_episodes(stores: Stores, report: LayerReport, day_done: Callable[[str], None]) -> None:
     counts = {"events": 0, "created": 0, "extended": 0, "unchanged": 0}
     for day in report.days:
         stats = build_episodes(stores, day, report.platform)
         for name in counts:
             counts[name] += getattr(stats, name)
+        day_done(day)
     keys = [partition_key(day, report.platform) for day in report.days]
     counts["episodes_in_batch"] = stores.conn.execute(
         "SELECT count(*) FROM episodes WHERE partition_key IN (SELECT value FROM json_each(?))", (json.dumps(keys),)
@@ -237,7 +257,7 @@ def _write_facts(
     writer: EpisodeWriter,
     only_failed: bool,
     episode_ids: Sequence[str] | None,
-    on_progress: Callable[[str], None] | None,
+    day_done: Callable[[str], None],
     ahead: EmbeddingAhead | None = None,
 ) -> None:
     outcomes: list[EpisodeOutcome] = []
@@ -249,8 +269,7 @@ def _write_facts(
         if ahead is not None and day_report.facts:
             fact_ids = partition_fact_ids(stores, report.platform, [day])
             ahead.submit(unembedded_fact_texts(stores.conn, ahead.embedder.model_name, fact_ids))
-        if on_progress and day_report.outcomes:
-            on_progress(f"facts {report.platform} {day}: {len(day_report.outcomes)} episodes, {day_report.facts} facts")
+        day_done(day)
     report.failures = failed_episodes(stores, [partition_key(day, report.platform) for day in report.days])
     report.rows = sum(o.facts for o in outcomes)
     report.details = {
@@ -270,11 +289,18 @@ def _write_facts(
     dropped = Counter(reason for o in outcomes for reason, n in o.dropped.items() for _ in range(n))
     if dropped:
         report.details["dropped_by_reason"] = ", ".join(f"{reason} {n}" for reason, n in dropped.most_common())
+    # What an LLM episode costs in each mode (auto mixes them): episodes, and tokens and seconds per episode.
+    costs = []
+    for mode in sorted({o.mode for o in outcomes if o.mode}):
+        mine = [o for o in outcomes if o.mode == mode]
+        tokens = sum(o.prompt_tokens + o.completion_tokens for o in mine) / len(mine)
+        seconds = sum(o.seconds for o in mine) / len(mine)
+        costs.append(f"{mode}: {len(mine)} episodes, {tokens:.0f} tokens and {seconds:.1f} s each")
+    if costs:
+        report.details["cost_by_mode"] = "; ".join(costs)
 
 
-def _embed_facts(
-    stores: Stores, report: LayerReport, embedder: Embedder, on_progress: Callable[[str], None] | None
-) -> None:
+def _embed_facts(stores: Stores, report: LayerReport, embedder: Embedder, progress: Progress | None) -> None:
     fact_ids = partition_fact_ids(stores, report.platform, report.days)
     from_tools = tool_facts_without_vectors(stores, embedder.model_name)
     stats = embed_pending(
@@ -283,7 +309,7 @@ def _embed_facts(
         target_types=("fact",),
         fact_ids=fact_ids + from_tools,
         ahead=_ahead(embedder),
-        on_progress=(lambda done, total: on_progress(f"embedded {done}/{total}")) if on_progress else None,
+        on_progress=(lambda done, total: progress(done, total, "facts")) if progress else None,
     )
     report.rows = stats.rows
     report.details = {

@@ -19,6 +19,7 @@ from nexus_memory.lifecycle.reconsolidate import run_consolidation
 from nexus_memory.mental_models import refresh_model
 from nexus_memory.observations import ConsolidationBusy
 from nexus_memory_assets.common import MEMORY_GROUP, SQLITE_POOL, md_table
+from nexus_memory_assets.loggers import progress_log
 from resources import ConsolidatorResource, EmbedderResource, StoresResource
 
 mental_model_partitions = dg.DynamicPartitionsDefinition(name="mental_model")
@@ -48,7 +49,7 @@ def observations(
                 offline=consolidator.offline,
                 llm_settings=consolidator.llm_settings(settings),
                 refresh_models=False,  # the mental_models partitions refresh them (mental_models_sensor)
-                on_progress=lambda n, r: context.log.info(f"{n} facts seen, {r.isolated} isolated"),
+                progress=progress_log(context.op_execution_context, "observations"),
             )
         except ConsolidationBusy as busy:
             context.log.info(str(busy))

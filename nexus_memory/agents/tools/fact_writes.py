@@ -9,8 +9,9 @@ writer's checks (a fact of at most 2000 characters) and its messages:
     {"supersedes": <old id>} and hides the old one beside it (fact_state, lifecycle/corrections.py):
     recall never returns it again, and what was built on it is marked stale;
   - confirm_fact protects a fact from decay (rate 0, confidence 1; lifecycle/corrections.py);
-  - forget without confirm=true only says what would be removed; with it, removes it everywhere
-    (lifecycle/forget). The CLI's `forget` goes through the same call.
+  - forget without confirm=true only says what would be removed, and which other handles may be the same
+    person (include_candidates takes them along); with it, removes it everywhere (lifecycle/forget). The
+    CLI's `forget` goes through the same call.
 A fact either write tool stores gets, once committed, what the pipeline gives the facts it writes
 (agents/writes.py `fact_side_effects`): entity co-occurrences, merge candidates for new names that overlap
 known ones, and its vector, so it is found by meaning right away. Those are reported in the result
@@ -197,11 +198,20 @@ CONFIRM_FACT = Tool(
 
 
 def _forget(
-    call: CallContext, target: str, value: str, reason: str | None = None, confirm: bool = False
+    call: CallContext,
+    target: str,
+    value: str,
+    reason: str | None = None,
+    confirm: bool = False,
+    include_candidates: bool = False,
 ) -> dict[str, Any]:
     requested_by = f"agent:{call.session_id}" if call.session_id else "agent"
     return forget_or_preview(
-        call.stores, Target(target, value), confirm=confirm, requested_by=requested_by, reason=reason
+        call.stores,
+        Target(target, value, include_candidates=include_candidates),
+        confirm=confirm,
+        requested_by=requested_by,
+        reason=reason,
     )
 
 
@@ -221,6 +231,11 @@ FORGET = Tool(
             },
             "reason": {"type": "string", "maxLength": MAX_TEXT, "description": "Why (kept in the deletion log)."},
             "confirm": {"type": "boolean", "description": "true: really forget (default false: only preview)."},
+            "include_candidates": {
+                "type": "boolean",
+                "description": "An entity: also forget the other handles the preview lists as maybe the same "
+                "person (default false).",
+            },
         },
         ["target", "value"],
     ),

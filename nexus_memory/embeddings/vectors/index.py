@@ -183,11 +183,19 @@ class VectorIndex:
             "SELECT count(*) FROM embeddings WHERE model = ? AND target_type = ?", (self.model, target_type)
         ).fetchone()[0]
 
-    def maintain(self, target_type: str, *, compact_fraction: float = 0.05, compact_min: int = 5_000) -> str:
-        """Keep the IVF index fit: build it past the threshold, fold in a large delta, retrain at 4x.
+    def maintain(
+        self,
+        target_type: str,
+        *,
+        compact_fraction: float = 0.05,
+        compact_min: int = 5_000,
+        retrain_pruned: bool = False,
+    ) -> str:
+        """Keep the IVF index fit: build it past the threshold, fold in a large delta, retrain at 4x, and
+        with `retrain_pruned` (the nightly maintenance) retrain an index that lost rows to a forget.
 
         Returns what it did: 'none', 'built', 'compacted' or 'rebuilt'. Meant for the embedding
-        step (it can take a minute at 1M), never for the query path.
+        step and the nightly job (it can take a minute at 1M), never for the query path or a forget.
         """
         root = self._root(target_type)
         gen = current_generation(root)
@@ -196,15 +204,15 @@ class VectorIndex:
                 return "none"
             build_ivf(self.conn, self.stores.data_dir, self.model, target_type, self.dimension)
             return "built"
-        covered_rowid, trained_n, indexed = generation_sizes(gen)
+        sizes = generation_sizes(gen)
         pending = self.conn.execute(
             "SELECT count(*) FROM embeddings NOT INDEXED WHERE rowid > ? AND model = ? AND target_type = ?",
-            (covered_rowid, self.model, target_type),
+            (sizes.covered_rowid, self.model, target_type),
         ).fetchone()[0]
-        if indexed + pending > 4 * trained_n:
+        if sizes.indexed + pending > 4 * sizes.trained_n or (retrain_pruned and sizes.pruned):
             build_ivf(self.conn, self.stores.data_dir, self.model, target_type, self.dimension)
             return "rebuilt"
-        if pending >= max(compact_min, compact_fraction * indexed):
+        if pending >= max(compact_min, compact_fraction * sizes.indexed):
             compact_ivf(self.conn, self.stores.data_dir, self.model, target_type)
             return "compacted"
         return "none"

@@ -53,10 +53,11 @@ def delete_event_rows(conn: db.Connection, event_ids: Sequence[str]) -> dict[str
 
 
 def drop_entity_references(conn: db.Connection, entity_ids: Sequence[str]) -> dict[str, int]:
-    """Rows of memory.db that name forgotten entities: episode mentions, facets, turn-label entity lists."""
+    """Rows of memory.db that name forgotten entities: links of facts that stay (a sender's entity goes without
+    the facts about it), episode mentions, facets, turn-label entity lists."""
     counts = {
         table: db.execute_in(conn, f"DELETE FROM {table} WHERE entity_id IN ({{marks}})", entity_ids)
-        for table in ("episode_entity_mentions", "facets")
+        for table in ("fact_entities", "episode_entity_mentions", "facets")
     }
     doomed = set(entity_ids)
     labels = db.column_in(

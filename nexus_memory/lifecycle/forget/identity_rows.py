@@ -1,5 +1,6 @@
-"""identity.db rows of a forget: forgotten entities with everything that names them, and the counts
-(co-occurrences, mention counts) that the forgotten facts had added to the entities that stay."""
+"""identity.db rows of a forget: forgotten entities with everything that names them, a forgotten sender handle's
+rows on entities that stay, and the counts (co-occurrences, mention counts) that the forgotten facts had added
+to the entities that stay."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from nexus_memory.core import db
+from nexus_memory.identity.store import normalize
 
 
 def uncount_links(conn: db.Connection, links: Sequence[tuple[str, str]], forgotten: Sequence[str]) -> dict[str, int]:
@@ -61,4 +63,20 @@ def delete_entities(conn: db.Connection, entity_ids: Sequence[str], fact_ids: Se
     # Detached from each other first, so chunked deletes never leave an entity merged into a deleted one.
     db.execute_in(conn, "UPDATE entities SET merged_into = NULL WHERE id IN ({marks})", entity_ids)
     counts["entities"] = db.execute_in(conn, "DELETE FROM entities WHERE id IN ({marks})", entity_ids)
+    return {k: v for k, v in counts.items() if v}
+
+
+def delete_handles(conn: db.Connection, handles: Sequence[str]) -> dict[str, int]:
+    """A forgotten sender handle's rows on entities that stay: its contacts, the aliases it normalises to, and the
+    merge journal's record of them."""
+    counts: Counter[str] = Counter()
+    for handle in handles:
+        key = normalize(handle)
+        counts["merge_journal_items"] += conn.execute(
+            """DELETE FROM merge_journal_items WHERE (kind = 'alias' AND item = ?)
+                   OR (kind = 'contact' AND lower(substr(item, instr(item, char(9)) + 1)) = lower(?))""",
+            (key, handle),
+        ).rowcount
+        counts["contacts"] += conn.execute("DELETE FROM contacts WHERE lower(handle) = lower(?)", (handle,)).rowcount
+        counts["aliases"] += conn.execute("DELETE FROM aliases WHERE normalized = ?", (key,)).rowcount
     return {k: v for k, v in counts.items() if v}

@@ -4,10 +4,16 @@ Forgetting works on evidence, because the ledger is immutable and every fact res
   - an event: the event, and every fact extracted from it;
   - a fact: the fact, the event it was extracted from (which says the same thing, and would give it back
     on the next extraction), and the other facts of that event;
-  - a sender: every event whose sender is that handle, and their facts;
+  - a sender: every event whose sender is that handle, and their facts; and the handle's identity rows,
+    even when none of its events are left: an entity that is nothing but this handle goes whole, and on
+    an entity that stays (the owner, one with other handles or with entities merged into it) the
+    handle's contacts and aliases go;
   - an entity (name, alias or id): the entity and every entity merged into it; the facts linked to them
     or naming them; the events those facts came from, the events that name them, and the messages they
     sent or received through their handles; and the facts of all those events.
+    Other handles may be the same person without being merged (a phone and an email address): the plan
+    lists them (`candidates`: either side of a pending merge candidate, or a handle whose messages were
+    shown under one of the entity's display names), and `include_candidates` takes them along.
 Entities that existed only because of the forgotten facts (no other fact, contact or session) go too.
 `texts` holds the forgotten text in memory only, to find copies of it elsewhere (rejected records,
 mental models, dossiers); it is never written anywhere.
@@ -22,6 +28,8 @@ from dataclasses import dataclass, field
 
 from nexus_memory.core import db
 from nexus_memory.core.textcheck import show, unicode_problem
+from nexus_memory.identity.handles import looks_like_handle
+from nexus_memory.identity.store import canonical_id, delivered_entity, normalize
 
 TARGET_KINDS = ("event", "fact", "sender", "entity")
 MIN_NAME_CHARS = 3  # shorter names and aliases ('Al', 'J') are not searched for in text: they match too much
@@ -37,6 +45,7 @@ class Target:
 
     kind: str  # 'event' | 'fact' | 'sender' | 'entity'
     value: str
+    include_candidates: bool = False  # an entity: take along the other handles that may be the same person
 
     def __post_init__(self) -> None:
         if self.kind not in TARGET_KINDS:
@@ -45,6 +54,18 @@ class Target:
             raise ForgetError(f"forget --{self.kind} needs a non-empty value")
         if problem := unicode_problem(self.value):
             raise ForgetError(f"forget --{self.kind}: the value {problem}")
+        if self.include_candidates and self.kind != "entity":
+            raise ForgetError("include candidates goes with an entity: the other handles of one person")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Another entity that may be the same person as the one forgotten, and why."""
+
+    entity_id: str
+    name: str
+    handles: list[str]  # 'platform:handle' of its contacts
+    why: str
 
 
 @dataclass
@@ -56,6 +77,8 @@ class ForgetPlan:
     event_ids: list[str] = field(default_factory=list)
     fact_ids: list[str] = field(default_factory=list)
     entity_ids: list[str] = field(default_factory=list)  # forgotten whole (target family and orphans)
+    candidates: list[Candidate] = field(default_factory=list)  # an entity's other handles that may be the person
+    handles: list[str] = field(default_factory=list)  # a sender's handle, where its rows sit on entities that stay
     texts: list[str] = field(default_factory=list)  # forgotten text (never stored)
     names: list[str] = field(default_factory=list)  # the entity target's names, matched as whole words
     rare_words: list[str] = field(default_factory=list)  # words no remaining fact uses (set once facts are gone)
@@ -84,12 +107,18 @@ def make_plan(conn: db.Connection, target: Target) -> ForgetPlan:
     elif target.kind == "sender":
         plan.logged_target = "sha256:" + hashlib.sha256(value.lower().encode()).hexdigest()
         events.update(r[0] for r in conn.execute("SELECT id FROM events WHERE lower(sender_id) = lower(?)", (value,)))
-        if not events:
-            raise ForgetError("no events from that sender")
+        plan.entity_ids, kept_rows = _handle_identity(conn, value)
+        if not events and not plan.entity_ids and not kept_rows:
+            raise ForgetError("no events from that sender, and no contact, alias or entity of it")
+        plan.handles = [value] if kept_rows else []
         plan.texts.append(value)
     else:
-        family = _entity_family(conn, value)
+        family = _family(conn, _entity_named(conn, value))
         plan.logged_target = family[0]
+        plan.candidates = _candidates(conn, family)
+        if target.include_candidates:
+            for candidate in plan.candidates:
+                family += [e for e in _family(conn, candidate.entity_id) if e not in family]
         plan.entity_ids = family
         plan.names = _names_of(conn, family)
         facts.update(_facts_linked(conn, family))
@@ -118,8 +147,8 @@ def _source_events(conn: db.Connection, fact_ids: Iterable[str]) -> list[str]:
     return db.column_in(conn, sql, sorted(fact_ids))
 
 
-def _entity_family(conn: db.Connection, value: str) -> list[str]:
-    """The entity named by an id, name or alias, then every entity merged into it (canonical first)."""
+def _entity_named(conn: db.Connection, value: str) -> str:
+    """The one live entity an id, name or alias names."""
     from nexus_memory.recall.engine import resolve_entity
 
     matches = resolve_entity(conn, value)
@@ -133,13 +162,90 @@ def _entity_family(conn: db.Connection, value: str) -> list[str]:
             )
         )
         raise ForgetError(f"{show(value)} names {len(matches)} entities: {listed}; forget one by its id")
+    return matches[0]
+
+
+def _family(conn: db.Connection, entity_id: str) -> list[str]:
+    """The entity, then every entity merged into it."""
     rows = conn.execute(
         """WITH RECURSIVE family(id) AS (
                SELECT ? UNION SELECT e.id FROM entities e JOIN family ON e.merged_into = family.id)
            SELECT id FROM family""",
-        (matches[0],),
+        (entity_id,),
     ).fetchall()
-    return [matches[0], *sorted(r[0] for r in rows if r[0] != matches[0])]
+    return [entity_id, *sorted(r[0] for r in rows if r[0] != entity_id)]
+
+
+def _candidates(conn: db.Connection, family: Sequence[str]) -> list[Candidate]:
+    """Live entities that may be the same person as `family` without being merged into it: the other side of a
+    pending merge candidate, or the sender of messages shown under one of the family's display names (the
+    identity store gives a display name to the first handle that shows it only, so the ledger is asked)."""
+    members, marks = set(family), db.placeholders(family)
+    why: dict[str, str] = {}
+    pending = conn.execute(
+        f"""SELECT entity_a_id, entity_b_id, confidence, reason FROM merge_candidates
+            WHERE status = 'pending' AND (entity_a_id IN ({marks}) OR entity_b_id IN ({marks}))
+            ORDER BY created_at""",
+        [*family, *family],
+    ).fetchall()
+    for a, b, confidence, reason in pending:
+        why.setdefault(canonical_id(conn, b if a in members else a), f"pending merge ({confidence:.2f}): {reason}")
+    names = {
+        normalize(r[0]): r[0]
+        for r in conn.execute(
+            f"""SELECT alias FROM aliases WHERE entity_id IN ({marks}) AND alias_type = 'display_name'
+                UNION SELECT name FROM entities WHERE id IN ({marks}) AND source != 'delivery'""",
+            [*family, *family],
+        )
+        if len(r[0]) >= MIN_NAME_CHARS and not looks_like_handle(r[0])
+    }
+    if names:
+        senders = conn.execute(
+            f"""SELECT DISTINCT platform, sender_id, sender_name FROM events
+                WHERE lower(trim(sender_name)) IN ({db.placeholders(list(names))})""",
+            [n.lower() for n in names],
+        ).fetchall()
+        for platform, handle, shown in senders:
+            entity_id = delivered_entity(conn, platform, handle) if normalize(shown) in names else None
+            if entity_id is not None:
+                why.setdefault(entity_id, f"sent messages shown as {show(shown)} ({platform}:{handle})")
+    found = []
+    for entity_id, reason in why.items():
+        row = conn.execute("SELECT name, is_user FROM entities WHERE id = ?", (entity_id,)).fetchone()
+        if entity_id in members or row is None or row[1]:
+            continue  # the owner's handles share names with everyone they wrote to: never a candidate
+        handles = [
+            f"{r[0]}:{r[1]}"
+            for r in conn.execute("SELECT platform, handle FROM contacts WHERE entity_id = ?", (entity_id,))
+        ]
+        found.append(Candidate(entity_id, row[0], sorted(handles), reason))
+    return found
+
+
+def _handle_identity(conn: db.Connection, handle: str) -> tuple[list[str], bool]:
+    """A sender handle's identity rows: the entities that are nothing but this handle (named by it, not the
+    owner, no other handle, nothing merged into them), forgotten whole; and whether contacts or aliases of
+    the handle sit on entities that stay."""
+    key = normalize(handle)
+    holders = conn.execute(
+        """SELECT entity_id FROM contacts WHERE lower(handle) = lower(?) UNION SELECT entity_id FROM aliases
+           WHERE normalized = ? UNION SELECT id FROM entities WHERE normalized = ?""",
+        (handle, key, key),
+    ).fetchall()
+    whole, kept = [], False
+    for (entity_id,) in holders:
+        row = conn.execute(
+            """SELECT e.normalized = ? AND NOT e.is_user
+                      AND NOT EXISTS (SELECT 1 FROM contacts c WHERE c.entity_id = e.id AND lower(c.handle) != lower(?))
+                      AND NOT EXISTS (SELECT 1 FROM entities m WHERE m.merged_into = e.id)
+               FROM entities e WHERE e.id = ?""",
+            (key, handle, entity_id),
+        ).fetchone()
+        if row is not None and row[0]:
+            whole.append(entity_id)
+        else:
+            kept = True
+    return sorted(whole), kept
 
 
 def _names_of(conn: db.Connection, family: Sequence[str]) -> list[str]:

@@ -14,17 +14,19 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from nexus_memory.core import db
 from nexus_memory.core.ids import now_ms, ulid
+from nexus_memory.core.progress import Progress
 from nexus_memory.core.stores import Stores
 from nexus_memory.lifecycle import reconsolidate
 from nexus_memory.lifecycle.forget import derived, episodes, facts, identity_rows, ledger, scrub, vectors
 from nexus_memory.lifecycle.forget.plan import ForgetPlan, Target, make_plan
 
 PREVIEW_IDS = 20  # ids listed per kind in a preview
+STEPS = ("plan", "delete", "index_files", "derived", "scrub")  # what `progress` counts, in this order
 
 
 @dataclass
@@ -53,17 +55,28 @@ def preview(stores: Stores, target: Target) -> dict[str, Any]:
         "event_ids": plan.event_ids[:PREVIEW_IDS],
         "fact_ids": plan.fact_ids[:PREVIEW_IDS],
         "entity_ids": plan.entity_ids[:PREVIEW_IDS],
+        # Other handles that may be the same person: taken along only when asked (include candidates).
+        "candidates": [{**asdict(c), "included": target.include_candidates} for c in plan.candidates],
     }
 
 
-def forget(stores: Stores, target: Target, *, requested_by: str = "unknown", reason: str | None = None) -> ForgetResult:
+def forget(
+    stores: Stores,
+    target: Target,
+    *,
+    requested_by: str = "unknown",
+    reason: str | None = None,
+    progress: Progress | None = None,
+) -> ForgetResult:
     """Forget an event, a fact, a sender or an entity everywhere (module docstring). Raises ForgetError
-    for an unknown or ambiguous target; any other error leaves every store as it was."""
+    for an unknown or ambiguous target; any other error leaves every store as it was. `progress` hears the
+    STEPS done (and the reconsolidation's facts, when the forget sends facts back to it)."""
     started = time.perf_counter()
     conn = stores.conn
     plan = make_plan(conn, target)
     request_id, now = ulid(), now_ms()
     seconds: dict[str, float] = {"plan": round(time.perf_counter() - started, 3)}
+    _done(progress, "plan")
     mark = time.perf_counter()
     with db.transaction(conn):
         removed, changes = apply_plan(conn, plan, request_id, now)
@@ -82,8 +95,11 @@ def forget(stores: Stores, target: Target, *, requested_by: str = "unknown", rea
             ),
         )
     seconds["delete"] = round(time.perf_counter() - mark, 3)
+    _done(progress, "delete")
     try:
-        report = after_commit(stores, plan, changes, [t for t, n in removed["embeddings"].items() if n], seconds)
+        report = after_commit(
+            stores, plan, changes, [t for t, n in removed["embeddings"].items() if n], seconds, progress
+        )
         outcome = report.as_dict()
         status = "scrubbed" if report.complete else "scrub_failed"
     except Exception as exc:  # the rows are gone; what is left is the scrub, which `finish_scrub` reruns
@@ -141,6 +157,7 @@ def apply_plan(
     )
     identity: Counter[str] = Counter(identity_rows.uncount_links(conn, links, plan.entity_ids))
     identity.update(identity_rows.delete_entities(conn, plan.entity_ids, plan.fact_ids))
+    identity.update(identity_rows.delete_handles(conn, plan.handles))
     embedding_rows = vectors.delete_vectors(
         conn,
         {
@@ -167,27 +184,51 @@ def apply_plan(
 
 
 def after_commit(
-    stores: Stores, plan: ForgetPlan, changes: dict[str, Any], vector_types: list[str], seconds: dict[str, float]
+    stores: Stores,
+    plan: ForgetPlan,
+    changes: dict[str, Any],
+    vector_types: list[str],
+    seconds: dict[str, float],
+    progress: Progress | None = None,
 ) -> scrub.ScrubReport:
     """Files outside SQLite, the layers that are rebuilt from what is left, then the byte scrub."""
     report = scrub.ScrubReport()
     mark = time.perf_counter()
     report.index_files_rewritten = vectors.rewrite_index_files(stores, vector_types)
     seconds["index_files"] = round(time.perf_counter() - mark, 3)
+    _done(progress, "index_files")
     mark = time.perf_counter()
-    consolidated = reconsolidate.run_consolidation(stores) if changes["facts_requeued_for_consolidation"] else None
+    consolidated = (
+        reconsolidate.run_consolidation(stores, progress=progress)
+        if changes["facts_requeued_for_consolidation"]
+        else None
+    )
     changes["reconsolidated"] = consolidated is not None
     report.dossiers_removed = scrub.remove_dossiers(reconsolidate.dossier_dir(stores), derived.quotes_forgotten(plan))
     changes["dossiers_rewritten"] = reconsolidate.refresh_dossiers(stores)
     seconds["derived"] = round(time.perf_counter() - mark, 3)
+    _done(progress, "derived")
     mark = time.perf_counter()
     scrub.scrub(stores, report)
     seconds["scrub"] = round(time.perf_counter() - mark, 3)
+    _done(progress, "scrub")
     return report
 
 
+def _done(progress: Progress | None, step: str) -> None:
+    """Tell `progress` that one of the STEPS ended."""
+    if progress:
+        progress(STEPS.index(step) + 1, len(STEPS), "steps")
+
+
 def forget_or_preview(
-    stores: Stores, target: Target, *, confirm: bool, requested_by: str, reason: str | None = None
+    stores: Stores,
+    target: Target,
+    *,
+    confirm: bool,
+    requested_by: str,
+    reason: str | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The one entry point of the CLI and the agent tool: without `confirm`, only say what would go."""
     if not confirm:
@@ -196,4 +237,5 @@ def forget_or_preview(
             **preview(stores, target),
             "note": "nothing was removed yet: confirm (CLI --yes, tool confirm=true) to forget all of this",
         }
-    return {"forgotten": True, **forget(stores, target, requested_by=requested_by, reason=reason).as_dict()}
+    done = forget(stores, target, requested_by=requested_by, reason=reason, progress=progress)
+    return {"forgotten": True, **done.as_dict()}

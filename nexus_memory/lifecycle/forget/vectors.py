@@ -3,7 +3,8 @@
 Vectors go for the forgotten facts, entities, observations and mental models, and for the facts whose
 embedded text included a forgotten message as the question they answer (embeddings.fact_embedding_text):
 those are embedded again by the next embedding run. After the transaction, the IVF index files of each
-type that lost vectors are rewritten from the canonical table, so no file under ann/ keeps them.
+type that lost vectors are rewritten without them (centroids kept: no retraining, which the nightly
+maintenance does), so no file under ann/ keeps them.
 """
 
 from __future__ import annotations
@@ -64,17 +65,13 @@ def delete_vectors(conn: db.Connection, targets: Mapping[str, Sequence[str]]) ->
 
 
 def rewrite_index_files(stores: Stores, target_types: Sequence[str]) -> list[str]:
-    """Rebuild the IVF files of these types (those that have any) from the canonical table; returns the rebuilt."""
-    from nexus_memory.embeddings.vectors.ivf import ann_root, build_ivf, current_generation
+    """Rewrite the IVF files of these types (those that have any) without the rows gone from the canonical
+    table; returns the types rewritten."""
+    from nexus_memory.embeddings.vectors.ivf import prune_ivf
     from nexus_memory.embeddings.vectors.vec0 import index_state
 
     state = index_state(stores.conn)
     if state is None:
         return []
-    model, dimension = state
-    rebuilt = []
-    for target_type in target_types:
-        if current_generation(ann_root(stores.data_dir, model) / target_type) is not None:
-            build_ivf(stores.conn, stores.data_dir, model, target_type, dimension)
-            rebuilt.append(target_type)
-    return rebuilt
+    model = state[0]
+    return [t for t in target_types if prune_ivf(stores.conn, stores.data_dir, model, t) is not None]
