@@ -7,10 +7,11 @@ FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 export DAGSTER_HOME ?= $(CURDIR)/dagster_home
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
-# The browser test drives Debian's Chromium; `make test` installs it when missing (as root or via sudo -n).
+# The browser test drives Debian's Chromium; `make test` installs it when missing (as root or via sudo -n),
+# and Debian's PostgreSQL server for the tests that run Dagster's instance on it.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install demo test ui lint bench clean
+.PHONY: install demo test ui lint bench clean postgres
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,11 +28,14 @@ demo: install
 	@HF_HUB_DISABLE_PROGRESS_BARS=1 $(BIN)/nexus-memory recall "Why did the Atlas launch move?" --sources --max-results 3
 	@echo; echo "Next: make ui, then open http://127.0.0.1:3000 (asset lineage, partitions, run logs)"
 
-test: install $(CHROMIUM)
+test: install $(CHROMIUM) postgres
 	$(BIN)/python -m pytest -q
 
 $(CHROMIUM):
 	@bash scripts/ensure-chromium.sh $@
+
+postgres:
+	@bash scripts/ensure-postgres.sh
 
 ui: install
 	$(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml

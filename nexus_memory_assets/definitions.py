@@ -6,7 +6,7 @@ Each domain of the glue exports its own definitions, merged here:
   ingest.py       ingest_inbox_file: one inbox file a run
   consolidation/  observations and mental_models, their checks, jobs and nightly schedule
   lifecycle.py    enrichment, decay, reflection and forget jobs, their schedules
-  maintenance.py  reembed_job
+  maintenance.py  the nightly vector index upkeep, reembed_job
   analytics.py    the operator's analytics group, its job and schedule
 
 with every sensor (sensors/), every resource (resources/), the loggers and the executor. `build_definitions(settings)`
@@ -25,6 +25,7 @@ from nexus_memory_assets import analytics, consolidation, ingest, lifecycle, mai
 from nexus_memory_assets.layers import build_layer_defs
 from nexus_memory_assets.loggers import terse_logger
 from nexus_memory_assets.partitions import day_platform_partitions
+from nexus_memory_assets.tenant import tenant_tags, with_run_tags
 from resources import ConsolidatorResource, resources_for
 from sensors import build_sensors
 
@@ -38,7 +39,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         warnings.simplefilter("ignore", category=dg.BetaWarning)
         warnings.simplefilter("ignore", category=dg.PreviewWarning)
         location = dg.Definitions(
-            sensors=build_sensors(partitions_def),
+            sensors=build_sensors(),
             resources={**resources_for(settings), "consolidator": ConsolidatorResource()},
             # Runs use Dagster's console logger unless their run config picks another;
             # `nexus-memory pipeline` picks `terse` (one line per batch in the terminal).
@@ -47,7 +48,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
             # time anyway, and parallelism comes from runs of different platforms (see dagster.yaml).
             executor=dg.in_process_executor,
         )
-        definitions = dg.Definitions.merge(
+        merged = dg.Definitions.merge(
             build_layer_defs(partitions_def),
             ingest.defs,
             consolidation.defs,
@@ -56,6 +57,8 @@ def build_definitions(settings: Settings) -> dg.Definitions:
             analytics.defs,
             location,
         )
+        # Every run of a job, a schedule or a sensor carries the tenant (the run queue limits runs per tenant).
+        definitions = with_run_tags(merged, tenant_tags(settings))
         definitions.get_repository_def()  # resolved here, inside the filter, and cached
     return definitions
 

@@ -7,6 +7,7 @@ import dagster as dg
 from nexus_memory.events.inbox import import_inbox_file
 from nexus_memory_assets.common import SQLITE_POOL
 from nexus_memory_assets.runs import claim_run
+from nexus_memory_assets.tenant import tenant_tags
 from resources import StoresResource
 
 
@@ -19,7 +20,7 @@ class InboxFileConfig(dg.Config):
 @dg.op(pool=SQLITE_POOL)
 def import_file(context: dg.OpExecutionContext, config: InboxFileConfig, stores: StoresResource) -> None:
     """Import the file and move it to done/; a file that cannot be imported goes to rejected/ with its reason."""
-    claim_run(context)
+    claim_run(context, tenant_tags(stores.settings()))
     with stores.open() as opened:
         outcome = import_inbox_file(opened, Path(config.path))
     if outcome.status == "rejected":

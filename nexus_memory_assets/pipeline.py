@@ -16,18 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
-import sqlalchemy.exc
 
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
-from nexus_memory.events.partitions import Calendar, platform_batches, split_partition_key
+from nexus_memory.events.partitions import Calendar, ledger_partitions, platform_batches, split_partition_key
 from nexus_memory.mental_models.api import models_to_materialize
 from nexus_memory.pipeline.layers import pending_events, pending_partitions
 from nexus_memory.writer.run import FailedEpisode, failed_episodes
 from nexus_memory_assets.consolidation.assets import mental_model_partitions, mental_models
 from nexus_memory_assets.consolidation.jobs import consolidation_job, refresh_mental_models_job
 from nexus_memory_assets.definitions import build_definitions
-from nexus_memory_assets.partitions import encode_platform, pipeline_run_tags, platform_partitions
+from nexus_memory_assets.partitions import pipeline_run_tags, register_partitions
 from nexus_memory_assets.runs import WORKER_TAG, fail_orphaned_runs, worker_tag
 from resources import StoresResource
 
@@ -118,20 +117,6 @@ def _run_summary(run: PlatformRun, result: dg.ExecuteInProcessResult) -> None:
         run.errors.append(f"{event.step_key}: {message[0] if message else 'failed'}")
 
 
-def _register_platforms(instance: dg.DagsterInstance, keys: set[str]) -> None:
-    """Add the platforms' partition keys that the instance does not know yet."""
-    name = platform_partitions.name or "platform"
-    for _ in range(2):
-        new = sorted(keys - set(instance.get_dynamic_partitions(name)))
-        if not new:
-            return
-        try:
-            instance.add_dynamic_partitions(name, new)
-            return
-        except sqlalchemy.exc.IntegrityError:  # another pipeline, or the sensor, added some of them just now
-            continue
-
-
 def run_consolidation_jobs(
     definitions: dg.Definitions,
     instance: dg.DagsterInstance,
@@ -183,10 +168,12 @@ def run_pipeline(
     """
     instance = instance or get_instance()
     outcome = PipelineOutcome(orphaned_runs=[run.run_id for run in fail_orphaned_runs(instance)])
-    dates = Calendar.from_settings(settings)
+    calendar = Calendar.from_settings(settings)
     with Stores(settings) as stores:
-        ranges = platform_batches(_selected(stores, platforms, only_failed), dates)
-    _register_platforms(instance, {encode_platform(platform) for platform, _, _ in ranges})
+        selected, every_pair = _selected(stores, platforms, only_failed), ledger_partitions(stores)
+    # Every day and platform of the ledger is a partition before any run names one.
+    order = register_partitions(instance, every_pair, calendar)
+    ranges = platform_batches(selected, calendar, order)
     definitions = build_definitions(settings)
     job = definitions.resolve_job_def("rerun_failed_episodes" if only_failed else "memory_pipeline")
     run_config = {"loggers": {"terse": {"config": {"log_level": "INFO" if progress else "CRITICAL"}}}}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
 from pathlib import Path
 
 import dagster as dg
@@ -68,11 +69,15 @@ def worker_alive(tag: str) -> bool | None:
     return True
 
 
-def claim_run(context: dg.OpExecutionContext) -> None:
-    """Tag the run with this process, for runs launched elsewhere (UI, sensor, backfill daemon)."""
+def claim_run(context: dg.OpExecutionContext, tags: Mapping[str, str] | None = None) -> None:
+    """Tag the run with this process, for runs launched elsewhere (UI, sensor, backfill daemon), and with
+    `tags` it lacks (the tenant, on a run of selected assets launched from the UI)."""
+    missing = {key: value for key, value in (tags or {}).items() if key not in context.run.tags}
     mine = worker_tag()
     if context.run.tags.get(WORKER_TAG) != mine:
-        context.instance.add_run_tags(context.run_id, {WORKER_TAG: mine})
+        missing[WORKER_TAG] = mine
+    if missing:
+        context.instance.add_run_tags(context.run_id, missing)
 
 
 def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:

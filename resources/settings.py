@@ -19,6 +19,7 @@ _OVERRIDABLE = (
     "data_dir",
     "inbox_dir",
     "partition_start",
+    "tenant",
     "embedding_model",
     "torch_threads",
     "query_backend",
@@ -37,6 +38,7 @@ class SettingsResource(dg.ConfigurableResource):
     data_dir: str | None = None
     inbox_dir: str | None = None
     partition_start: str | None = None
+    tenant: str | None = None
     embedding_model: str | None = None
     torch_threads: int | None = None
     query_backend: str | None = None

@@ -10,22 +10,22 @@ import dagster as dg
 
 from sensors.consolidation import consolidate_after_embeddings
 from sensors.mental_models import mental_models_sensor
-from sensors.new_events import build_new_events_sensor
+from sensors.new_events import new_events_sensor
 from sensors.sessions import new_session_sensor
 
 __all__ = [
-    "build_new_events_sensor",
     "build_sensors",
     "consolidate_after_embeddings",
     "mental_models_sensor",
+    "new_events_sensor",
     "new_session_sensor",
 ]
 
 
-def build_sensors(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.SensorDefinition]:
-    """The sensors, the new-events one over these (day, platform) partitions."""
+def build_sensors() -> list[dg.SensorDefinition]:
+    """The sensors of the code location."""
     return [
-        build_new_events_sensor(partitions_def),
+        new_events_sensor,
         new_session_sensor,
         consolidate_after_embeddings,
         mental_models_sensor,

@@ -15,10 +15,10 @@ from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.step import EmbedStats
 from nexus_memory.events.ledger import RawRecord, ingest
-from nexus_memory.events.partitions import Calendar, utc_today
+from nexus_memory.events.partitions import Calendar, ledger_partitions, utc_today
 from nexus_memory.pipeline.layers import pending_events, pending_partitions
 from nexus_memory_assets.definitions import build_definitions, defs
-from nexus_memory_assets.partitions import encode_platform, pipeline_run_tags
+from nexus_memory_assets.partitions import encode_platform, pipeline_run_tags, register_partitions
 from nexus_memory_assets.pipeline import run_pipeline
 from resources import EmbedderResource, StoresResource, WriterResource
 
@@ -75,8 +75,9 @@ def _write_inbox(settings: Settings, name: str, records: list[dict]) -> Path:
 def _run_job(
     settings: Settings, instance: dg.DagsterInstance, job: str, platform: str, first: str, last: str | None = None
 ) -> dg.ExecuteInProcessResult:
-    """One range run of a job, as the sensor or `nexus-memory pipeline` launches it."""
-    instance.add_dynamic_partitions("platform", [encode_platform(platform)])
+    """One range run of a job, as the sensor or `nexus-memory pipeline` launches it (the ledger's days and
+    platforms registered first, as they do)."""
+    _register(settings, instance)
     return (
         build_definitions(settings)
         .resolve_job_def(job)
@@ -84,6 +85,12 @@ def _run_job(
             instance=instance, raise_on_error=False, tags=pipeline_run_tags(platform, first, last or first)
         )
     )
+
+
+def _register(settings: Settings, instance: dg.DagsterInstance) -> list[str]:
+    """Register the ledger's days and platforms as partitions, as the sensor and the pipeline do."""
+    with Stores(settings) as stores:
+        return register_partitions(instance, ledger_partitions(stores), Calendar.from_settings(settings))
 
 
 def _checks(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
@@ -136,14 +143,23 @@ def test_definitions_load_with_lineage_batching_and_checks() -> None:
     }
 
 
-def test_partitions_come_from_the_settings_given_and_include_today(settings: Settings) -> None:
+def test_day_partitions_are_the_days_that_hold_events(settings: Settings) -> None:
+    """Not every day since NEXUS_PARTITION_START: the days with events, added oldest first as they arrive."""
     from dataclasses import replace
 
-    built = build_definitions(replace(settings, partition_start="2024-06-01"))
-    partitions = built.resolve_job_def("memory_pipeline").partitions_def
-    days = partitions.get_partitions_def_for_dimension("day")  # type: ignore[union-attr]
-    assert days.get_first_partition_key() == "2024-06-01"
-    assert days.get_last_partition_key() == utc_today()
+    partitions = defs.resolve_job_def("memory_pipeline").partitions_def
+    assert isinstance(partitions, dg.MultiPartitionsDefinition)
+    for dimension in ("day", "platform"):
+        assert isinstance(partitions.get_partitions_def_for_dimension(dimension), dg.DynamicPartitionsDefinition)
+    _ingest(settings, [_event("a", "sms", "2025-03-05T10:00:00Z"), _event("b", "mail", "2025-03-03T10:00:00Z")])
+    instance = dg.DagsterInstance.ephemeral()
+    assert _register(settings, instance) == ["2025-03-03", "2025-03-05"]
+    # A later, older day is added after the known ones; a pre-start day is processed by the start day.
+    _ingest(settings, [_event("c", "sms", "2025-03-01T10:00:00Z"), _event("d", "sms", "2015-05-01T10:00:00Z")])
+    assert _register(settings, instance) == ["2025-03-03", "2025-03-05", "2019-01-01", "2025-03-01"]
+    assert sorted(instance.get_dynamic_partitions("platform")) == ["mail", "sms"]
+    keys = partitions.get_partition_keys(dynamic_partitions_store=instance)
+    assert len(keys) == 8 and "2025-03-04|sms" not in keys  # a day without events is no partition
     with pytest.raises(ValueError, match="after today"):
         build_definitions(replace(settings, partition_start="2999-01-01"))
 
@@ -194,26 +210,42 @@ def test_pipeline_processes_events_at_the_edges(settings: Settings, case: str) -
     assert {r.platform for r in outcome.runs} == {record["platform"], "sms"}
 
 
-def test_calendar_sends_days_beyond_the_ends_to_the_end_partitions() -> None:
-    dates = Calendar("2019-01-01", "2026-11-23")
+def test_calendar_sends_days_before_the_start_to_the_start_partition(settings: Settings) -> None:
+    from nexus_memory.events.partitions import days_of_partitions
+
+    dates = Calendar("2019-01-01")
     assert dates.partition_of("2015-05-01") == "2019-01-01"
-    assert dates.partition_of("2099-06-01") == "2026-11-23"
+    assert dates.partition_of("2099-06-01") == "2099-06-01"  # a day partition of its own, however far ahead
     assert dates.partition_of("2020-02-02") == "2020-02-02"
-    assert dates.bounds("2019-01-01", "2026-11-23") == (None, None)
-    assert dates.bounds("2020-01-01", "2020-01-31") == ("2020-01-01", "2020-01-31")
+    _ingest(settings, [_event(f"e{y}", "sms", f"{y}-05-01T10:00:00Z") for y in (2015, 2019, 2020, 2099)])
+    with Stores(settings) as stores:
+        assert days_of_partitions(stores, "sms", ["2019-01-01"], dates) == ["2015-05-01"]
+        assert days_of_partitions(stores, "sms", ["2019-05-01", "2099-05-01"], dates) == ["2019-05-01", "2099-05-01"]
+        assert days_of_partitions(stores, "sms", ["2019-05-02"], dates) == []
 
 
 def test_pending_days_become_one_range_per_platform_cut_at_long_gaps() -> None:
     from nexus_memory.events.partitions import platform_batches
 
-    dates = Calendar("2019-01-01", "2026-11-23")
+    dates = Calendar("2019-01-01")
     pairs = [("2020-01-01", "sms"), ("2020-01-20", "sms"), ("2020-03-15", "sms"), ("2015-01-01", "a|b")]
-    assert platform_batches(pairs, dates) == [
+    # The day partitions in the instance's order: days that hold any platform's events, one a day here.
+    mail_days = [f"2020-{m:02d}-{d:02d}" for m in (1, 2, 3) for d in range(1, 29)]
+    order = ["2019-01-01", *mail_days]
+    # Days with only other platforms' events between two of a platform's days: empty in its run.
+    assert platform_batches(pairs, dates, order) == [
         ("a|b", "2019-01-01", "2019-01-01"),
         ("sms", "2020-01-01", "2020-01-20"),
         ("sms", "2020-03-15", "2020-03-15"),
     ]
-    assert platform_batches(pairs, dates, max_empty_days=100)[1:] == [("sms", "2020-01-01", "2020-03-15")]
+    assert platform_batches(pairs, dates, order, max_empty_days=100)[1:] == [("sms", "2020-01-01", "2020-03-15")]
+    # With nothing in between, months apart are one range: no empty partition is paid for.
+    sparse = ["2019-01-01", "2020-01-01", "2020-01-20", "2020-03-15"]
+    assert platform_batches(pairs, dates, sparse)[1:] == [("sms", "2020-01-01", "2020-03-15")]
+    # The instance's order, not the calendar's: an older day added last closes the list.
+    assert platform_batches([("2020-01-01", "sms"), ("2019-06-01", "sms")], dates, ["2020-01-01", "2019-06-01"]) == [
+        ("sms", "2020-01-01", "2019-06-01")
+    ]
 
 
 # --- runs over partitions ---------------------------------------------------------------------------
@@ -228,13 +260,18 @@ def test_one_range_run_builds_every_day_of_a_platform(settings: Settings) -> Non
         ],
     )
     instance = dg.DagsterInstance.ephemeral()
-    result = _run_job(settings, instance, "memory_pipeline", "sms", "2025-03-01", "2025-03-06")
+    result = _run_job(settings, instance, "memory_pipeline", "sms", "2025-03-01", "2025-03-05")
     assert result.success
     materialised = {
         (m.materialization.asset_key.to_user_string(), m.materialization.partition)
         for m in result.get_asset_materialization_events()
     }
-    assert ("facts", "2025-03-05|sms") in materialised and ("facts", "2025-03-03|sms") in materialised
+    # Every day of the range is materialised, and the days without events are no partitions to run.
+    assert {key for layer, key in materialised if layer == "facts"} == {
+        "2025-03-01|sms",
+        "2025-03-02|sms",
+        "2025-03-05|sms",
+    }
     assert len(instance.get_runs()) == 1
     with Stores(settings) as stores:
         assert pending_partitions(stores) == []
@@ -244,7 +281,7 @@ def test_one_range_run_builds_every_day_of_a_platform(settings: Settings) -> Non
 def test_materialise_events_and_episodes_for_one_partition(settings: Settings) -> None:
     _ingest(settings, EVENTS)
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("platform", ["imessage", "gmail"])
+    _register(settings, instance)
     built = build_definitions(settings)
     job = built.resolve_implicit_global_asset_job_def()
     result = job.execute_in_process(
@@ -301,20 +338,21 @@ def test_sensor_leaves_ingest_to_a_run_and_requests_one_run_per_platform(setting
     assert ingest_run.success
     assert not (Path(settings.inbox_dir) / "batch1.jsonl").exists()
     assert (Path(settings.inbox_dir) / "done" / "batch1.jsonl").exists()
-    # The next tick sees the new ledger rows: a pipeline run per platform over its range of days
-    # (cut where more than a month has nothing to do).
+    # The next tick sees the new ledger rows: their days and platforms become partitions, and a pipeline
+    # run per platform covers its range of days (only days that hold events lie between 2025 and today).
     second = _sensor(settings, instance, first.cursor)
     start, end = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
     ranges = sorted((r.tags["nexus/platform"], r.tags[start], r.tags[end]) for r in second.run_requests)
     today = utc_today()
     assert ranges == [
         ("gmail", "2025-03-04|gmail", "2025-03-04|gmail"),
-        ("imessage", "2025-03-03|imessage", "2025-03-03|imessage"),
-        ("imessage", f"{today}|imessage", f"{today}|imessage"),
+        ("imessage", "2025-03-03|imessage", f"{today}|imessage"),
     ]
-    assert sorted(second.dynamic_partitions_requests[0].partition_keys) == ["gmail", "imessage"]
-    # The requested runs (platforms registered as the daemon would) process today's event too.
-    instance.add_dynamic_partitions("platform", list(second.dynamic_partitions_requests[0].partition_keys))
+    added = {r.partitions_def_name: list(r.partition_keys) for r in second.dynamic_partitions_requests}
+    assert added == {"day": ["2025-03-03", "2025-03-04", today], "platform": ["gmail", "imessage"]}
+    # The requested runs (partitions registered as the daemon does) process today's event too.
+    for name, keys in added.items():
+        instance.add_dynamic_partitions(name, keys)
     job = build_definitions(settings).resolve_job_def("memory_pipeline")
     for request in second.run_requests:
         if request.tags["nexus/platform"] == "imessage":
@@ -342,6 +380,7 @@ def test_sensor_fails_a_killed_pipeline_run_and_resumes_its_range(settings: Sett
 
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("platform", ["sms"])
+    instance.add_dynamic_partitions("day", ["2025-03-01", "2025-03-09"])
     child = subprocess.Popen(["true"])
     child.wait()
     tags = pipeline_run_tags("sms", "2025-03-01", "2025-03-09")

@@ -13,7 +13,7 @@ from nexus_memory_assets.definitions import defs
 
 MEMORY = "memory"
 ANALYTICS = "analytics"
-LAYER = "MultiPartitionsDefinition"  # (day, platform)
+LAYER = "MultiPartitionsDefinition"  # (day, platform): the days and platforms that hold events
 PER_MODEL = "DynamicPartitionsDefinition"  # one partition per mental model
 
 # asset key -> (partitions definition type, group, pool)
@@ -75,6 +75,7 @@ JOBS: dict[str, tuple[set[str], dict[str, str | None]]] = {
     ),
     "ingest_inbox_file": (set(), {"import_file": "nexus_sqlite"}),
     "reembed_job": (set(), {"reembed_vectors": "nexus_sqlite"}),
+    "nightly_vector_index": (set(), {"retrain_vector_indexes": "nexus_sqlite"}),
     "nightly_enrichment": (set(), {"enrich_entities": "nexus_sqlite", "detect_conflicts": "nexus_sqlite"}),
     "nightly_decay": (set(), {"apply_decay": "nexus_sqlite"}),
     "weekly_reflection": (set(), {"write_reflection": "nexus_sqlite"}),
@@ -86,6 +87,7 @@ SCHEDULES: dict[str, tuple[str, str, bool]] = {
     "nightly_enrichment_schedule": ("0 2 * * *", "nightly_enrichment", True),
     "nightly_consolidation": ("0 3 * * *", "consolidation", True),
     "nightly_decay_schedule": ("0 4 * * *", "nightly_decay", True),
+    "nightly_vector_index_schedule": ("30 4 * * *", "nightly_vector_index", True),
     "weekly_reflection_schedule": ("0 3 * * 0", "weekly_reflection", True),
     "analytics_hourly": ("0 * * * *", "analytics", False),
 }
@@ -164,6 +166,21 @@ def test_partitioned_jobs(repository: dg.RepositoryDefinition) -> None:
         "memory_pipeline": LAYER,
         "rerun_failed_episodes": LAYER,
         "refresh_mental_models": PER_MODEL,
+    }
+
+
+def test_layer_partitions_are_the_days_and_platforms_with_events(repository: dg.RepositoryDefinition) -> None:
+    """Both dimensions are dynamic sets the sensor and the pipeline fill (docs/layers.md, "Partitions"): the
+    instance's `day` and `platform` partitions, named as the dimensions are."""
+    partitions = repository.get_job("memory_pipeline").partitions_def
+    assert isinstance(partitions, dg.MultiPartitionsDefinition)
+    dimensions = {
+        dimension.name: (type(dimension.partitions_def).__name__, dimension.partitions_def.name)  # type: ignore[attr-defined]
+        for dimension in partitions.partitions_defs
+    }
+    assert dimensions == {
+        "day": ("DynamicPartitionsDefinition", "day"),
+        "platform": ("DynamicPartitionsDefinition", "platform"),
     }
 
 

@@ -23,8 +23,9 @@ from nexus_memory.bench.history import HistoryGenerator
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.events.ledger import RawRecord, ingest
+from nexus_memory.events.partitions import Calendar, ledger_partitions
 from nexus_memory.pipeline.layers import LAYERS, pending_partitions
-from nexus_memory_assets.partitions import encode_platform
+from nexus_memory_assets.partitions import register_partitions
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -95,8 +96,11 @@ def test_ui_backfill_of_a_partition_range(tmp_path: Path, ui_page: Page) -> None
     data_dir = tmp_path / "data"
     events = _history(data_dir)
     home = dagster_home(tmp_path)
-    with dg.DagsterInstance.from_config(str(home)) as instance:  # platforms known, as the sensor registers them
-        instance.add_dynamic_partitions("platform", [encode_platform(p) for p in PLATFORMS])
+    settings = load_settings(data_dir=data_dir, partition_start=START)
+    with Stores(settings) as stores, dg.DagsterInstance.from_config(str(home)) as instance:
+        # The days and platforms with events are partitions, as the sensor registers them.
+        days = register_partitions(instance, ledger_partitions(stores), Calendar.from_settings(settings))
+    assert days[: days.index(LAST) + 1] == [f"2023-01-0{d}" for d in range(2, 9)]  # each day of the week has events
     server = Webserver(free_port(), home=home, data_dir=data_dir)
     env = {
         **os.environ,

@@ -35,6 +35,17 @@ def register(subcommands: Subcommands) -> None:
 
     p = _benchmark(
         benchmarks,
+        "facts",
+        "which facts the offline writer keeps: precision and recall against labelled messages (the sample "
+        "stream, and LoCoMo turns given the LoCoMo file), and the share of stored facts that are headers, "
+        "signatures, pleasantries or unresolved pronouns",
+        _facts,
+    )
+    p.add_argument("--data", help="LoCoMo JSON (its labelled turns and its junk share)")
+    p.add_argument("--details", action="store_true", help="list the unlabelled facts and the missed labels")
+
+    p = _benchmark(
+        benchmarks,
         "locomo",
         "LoCoMo retrieval: recall@k through provenance back to dialogue ids, against BM25, "
         "and how well injected context tells evidence from noise",
@@ -95,6 +106,31 @@ def register(subcommands: Subcommands) -> None:
     p.add_argument("--days", type=int, default=730, help="days the history spans")
     p.add_argument("--data-dir", help="where its temp dir goes")
 
+    p = _benchmark(
+        benchmarks,
+        "dates",
+        "relative dates (on Friday, last week, in two weeks) read against the message day and the tense of their "
+        "clause: accuracy on written cases overall, per phrase kind and per tense, and the misses",
+        _dates,
+    )
+    p.add_argument("--data", help="JSONL cases (default: tests/data/relative_dates.jsonl)")
+
+    p = _benchmark(
+        benchmarks,
+        "freshness",
+        "live memory: events recorded through the agent tools, seconds until recall finds them and until their facts "
+        "exist (the pipeline running beside), what each costs; --load: many events a second from several clients",
+        _freshness,
+    )
+    p.add_argument("--events", type=int, default=100, help="events to record, one call each (steady mode)")
+    p.add_argument("--rate", type=float, help="events a second in all (default 2; with --load 50)")
+    p.add_argument("--http", action="store_true", help="record and recall through `nexus-memory serve`")
+    p.add_argument("--poll-s", type=float, default=1.0, help="how often the pipeline looks for new events")
+    p.add_argument("--load", action="store_true", help="the load: --clients processes at --rate for --seconds")
+    p.add_argument("--clients", type=int, default=2, help="--load: recording processes")
+    p.add_argument("--seconds", type=float, default=60.0, help="--load: how long they record")
+    p.add_argument("--data-dir", help="where the sample store is built once and copied (default: the data dir)")
+
 
 def _benchmark(benchmarks: Subcommands, name: str, summary: str, run: Benchmark) -> argparse.ArgumentParser:
     """One benchmark's subcommand; the caller adds its own arguments."""
@@ -129,6 +165,12 @@ def _extract(args: argparse.Namespace) -> dict[str, Any]:
     from nexus_memory.bench.extract import run
 
     return run(Path(args.data))
+
+
+def _facts(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.facts import run
+
+    return run(Path(args.data) if args.data else None, details=args.details)
 
 
 def _locomo(args: argparse.Namespace) -> dict[str, Any]:
@@ -175,10 +217,33 @@ def _backfill(args: argparse.Namespace) -> dict[str, Any]:
     from nexus_memory.bench.backfill import run
     from nexus_memory_assets.bench import timed_pipeline
 
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
     return run(
         args.events,
-        timed_pipeline,
+        lambda settings, home: timed_pipeline(settings, home, progress=say),
         days=args.days,
         directory=Path(args.data_dir) if args.data_dir else None,
-        progress=lambda line: print(line, file=sys.stderr, flush=True),
+        progress=say,
     )
+
+
+def _dates(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.dates import DEFAULT_DATA, run
+
+    return run(Path(args.data) if args.data else DEFAULT_DATA)
+
+
+def _freshness(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.freshness import run, run_load
+
+    common = {
+        "http": args.http,
+        "poll_s": args.poll_s,
+        "directory": Path(args.data_dir) if args.data_dir else None,
+        "progress": lambda line: print(line, file=sys.stderr, flush=True),
+    }
+    if args.load:
+        return run_load(args.rate or 50.0, args.seconds, clients=args.clients, **common)
+    return run(args.events, args.rate or 2.0, **common)

@@ -29,8 +29,11 @@ class Settings:
 
     data_dir: Path = field(default_factory=lambda: _env_path("NEXUS_DATA_DIR", Path.cwd() / "data"))
     inbox_dir: Path = field(default_factory=lambda: _env_path("NEXUS_INBOX_DIR", Path.cwd() / "inbox"))
-    # Daily partitions start here; the first partition also processes every earlier day.
+    # Days before this one are processed by its day's partition (every later day with events is its own).
     partition_start: str = field(default_factory=lambda: _env("NEXUS_PARTITION_START", "2019-01-01"))
+    # Who the data directory belongs to: every run the orchestrator launches carries it as the `nexus/tenant`
+    # tag (the run queue lets one run per tenant write at a time). Empty: the data directory's own id.
+    tenant: str = field(default_factory=lambda: _env("NEXUS_TENANT", ""))
     embedding_model: str = field(default_factory=lambda: _env("NEXUS_EMBEDDING_MODEL", "all-MiniLM-L6-v2"))
     torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
     # "onnx": recall embeds queries with an ONNX export of the model (~3x faster, same vectors); "torch"
@@ -47,10 +50,15 @@ class Settings:
     llm_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", "not-needed"))
     llm_timeout_s: float = field(default_factory=lambda: float(_env("NEXUS_LLM_TIMEOUT_S", "60")))
     max_content_chars: int = field(default_factory=lambda: int(_env("NEXUS_MAX_CONTENT_CHARS", "100000")))
+    # The bearer token `nexus-memory serve` requires (and must have to listen beyond loopback); "" for none.
+    api_token: str = field(default_factory=lambda: _env("NEXUS_API_TOKEN", ""), repr=False)
     # How the LLM writer talks to the model: 'tools' (tool loop), 'structured' (one JSON-schema call per
-    # episode), or 'auto' (the tool loop, switching an episode to structured when the server cannot parse
-    # tool calls).
+    # episode), or 'auto' (the tool loop, switching an episode to structured when the loop does not work
+    # or would take too long: docs/writer.md).
     llm_mode: str = field(default_factory=lambda: _env("NEXUS_LLM_MODE", "auto"))
+    # auto mode stops trying the tool loop for the run when the run's first request shows that one tool-loop
+    # episode (about 6 requests) would take longer than this many seconds; 0: never for speed.
+    llm_tool_episode_s: float = field(default_factory=lambda: float(_env("NEXUS_LLM_TOOL_EPISODE_S", "120")))
     # Per-operation models; each falls back to NEXUS_LLM_MODEL.
     llm_model_writer: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL_WRITER", ""))
     llm_model_consolidation: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL_CONSOLIDATION", ""))
@@ -66,6 +74,8 @@ class Settings:
     # Decay (lifecycle/decay.py): confidence x exp(-rate x days since last access); hidden below the threshold.
     decay_rate: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_RATE", "0.01")))
     decay_threshold: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_THRESHOLD", "0.05")))
+    # Long commands off a terminal (a log, a pipe) print a progress line this often (core/progress.py).
+    progress_every_s: float = field(default_factory=lambda: float(_env("NEXUS_PROGRESS_EVERY_S", "60")))
 
     def __post_init__(self) -> None:
         # Overrides may arrive as strings (Dagster config, CLI flags); paths are always Paths.

@@ -1,14 +1,16 @@
-"""Partitions of the ledger: (day, platform), and which ledger days a daily partition processes.
+"""Partitions of the ledger: (day, platform), and which ledger days a day partition processes.
 
-A ledger day is the UTC date of an event (`events.day`). The orchestrator's daily partitions run
-from NEXUS_PARTITION_START to today, both included. Events outside that window are not left out:
-the first partition also processes every earlier day, and today's partition every later one
-(a 2015 email, a clock set to 2099). Stored keys (`episodes.partition_key`) always name the
-event's own ledger day, so they do not move when "today" does.
+A ledger day is the UTC date of an event (`events.day`). The orchestrator's day partitions are the
+days that hold events, not every day of a calendar: a day becomes a partition when its first events
+arrive (docs/layers.md, "Partitions"). Days before NEXUS_PARTITION_START are processed by the start
+day's partition (a 2015 mailbox need not add a partition per day of 2015); every later day is its own
+partition, a 2099 clock included. Stored keys (`episodes.partition_key`) always name the event's own
+ledger day.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -34,32 +36,37 @@ def utc_today() -> str:
 
 @dataclass(frozen=True)
 class Calendar:
-    """Daily partitions from `start` to `today`; the two ends also take the days beyond them."""
+    """Which day partition processes a ledger day: its own, or `start`'s for the days before it."""
 
     start: str
-    today: str
 
     def __post_init__(self) -> None:
-        for name in ("start", "today"):
-            value = getattr(self, name)
-            try:
-                date.fromisoformat(value)
-            except (TypeError, ValueError):
-                raise ValueError(f"partition {name} {value!r} is not a YYYY-MM-DD date") from None
-        if self.start > self.today:
-            raise ValueError(f"NEXUS_PARTITION_START={self.start} is after today ({self.today}): no partition exists")
+        try:
+            date.fromisoformat(self.start)
+        except (TypeError, ValueError):
+            raise ValueError(f"partition start {self.start!r} is not a YYYY-MM-DD date") from None
 
     @classmethod
     def from_settings(cls, settings: Settings, today: str | None = None) -> Calendar:
-        return cls(settings.partition_start, today or utc_today())
+        """The settings' calendar; a start after today is refused (it would fold every event into one day)."""
+        today = today or utc_today()
+        if settings.partition_start > today:
+            raise ValueError(f"NEXUS_PARTITION_START={settings.partition_start} is after today ({today})")
+        return cls(settings.partition_start)
 
     def partition_of(self, day: str) -> str:
-        """The daily partition that processes a ledger day."""
-        return min(max(day, self.start), self.today)
+        """The day partition that processes a ledger day."""
+        return max(day, self.start)
 
-    def bounds(self, first: str, last: str) -> tuple[str | None, str | None]:
-        """Ledger days covered by partitions first..last; None is an open end."""
-        return (None if first <= self.start else first, None if last >= self.today else last)
+    def partition_days(self, pairs: Iterable[tuple[str, str]]) -> list[str]:
+        """The day partitions of ledger (day, platform) pairs, oldest first."""
+        return sorted({self.partition_of(day) for day, _ in pairs})
+
+
+def ledger_partitions(stores: Stores) -> list[tuple[str, str]]:
+    """Every ledger (day, platform) pair that holds events, oldest first."""
+    rows = stores.conn.execute("SELECT DISTINCT day, platform FROM events ORDER BY day, platform").fetchall()
+    return [(r[0], r[1]) for r in rows]
 
 
 def ledger_days(stores: Stores, platform: str, first: str | None = None, last: str | None = None) -> list[str]:
@@ -73,27 +80,50 @@ def ledger_days(stores: Stores, platform: str, first: str | None = None, last: s
     return [r[0] for r in rows]
 
 
-# Every partition in a run's range costs Dagster a few event-log writes even when it has no events;
-# past about a month of nothing, a second run is cheaper.
+def days_of_partitions(stores: Stores, platform: str, partitions: Iterable[str], calendar: Calendar) -> list[str]:
+    """Ledger days with events of `platform` that these day partitions process, oldest first."""
+    wanted = set(partitions)
+    if not wanted:
+        return []
+    lower = None if min(wanted) <= calendar.start else min(wanted)
+    days = ledger_days(stores, platform, lower, max(wanted))
+    return [day for day in days if calendar.partition_of(day) in wanted]
+
+
+def extend_days(known: Sequence[str], days: Iterable[str]) -> list[str]:
+    """The day partitions in the orchestrator's order after adding `days`: the known ones as they are,
+    then the new ones oldest first (a dynamic partition set keeps the order keys were added in)."""
+    seen = set(known)
+    return [*known, *sorted(set(days) - seen)]
+
+
+# Every partition in a run's range costs Dagster a few event-log writes even when the platform has no
+# events that day (a day partition is shared by every platform); past about a month of those, a
+# second run is cheaper.
 MAX_EMPTY_DAYS_IN_RUN = 31
 
 
 def platform_batches(
-    pairs: list[tuple[str, str]], calendar: Calendar, max_empty_days: int = MAX_EMPTY_DAYS_IN_RUN
+    pairs: list[tuple[str, str]],
+    calendar: Calendar,
+    order: Sequence[str],
+    max_empty_days: int = MAX_EMPTY_DAYS_IN_RUN,
 ) -> list[tuple[str, str, str]]:
-    """Ledger (day, platform) pairs as ranges of daily partitions, (platform, first, last), oldest
-    first per platform: one range per platform, cut where more than `max_empty_days` have nothing."""
-    days_by_platform: dict[str, set[str]] = {}
+    """Ledger (day, platform) pairs as ranges of day partitions, (platform, first, last): ranges of
+    `order` (the day partitions as the orchestrator lists them, which holds every pair's partition),
+    one per platform, cut where more than `max_empty_days` partitions in a row hold none of its pairs."""
+    position = {day: i for i, day in enumerate(order)}
+    indexes_by_platform: dict[str, set[int]] = {}
     for day, platform in pairs:
-        days_by_platform.setdefault(platform, set()).add(calendar.partition_of(day))
+        indexes_by_platform.setdefault(platform, set()).add(position[calendar.partition_of(day)])
     ranges: list[tuple[str, str, str]] = []
-    for platform, days in sorted(days_by_platform.items()):
-        ordered = sorted(days)
+    for platform, indexes in sorted(indexes_by_platform.items()):
+        ordered = sorted(indexes)
         first = last = ordered[0]
-        for day in ordered[1:]:
-            if (date.fromisoformat(day) - date.fromisoformat(last)).days > max_empty_days + 1:
-                ranges.append((platform, first, last))
-                first = day
-            last = day
-        ranges.append((platform, first, last))
+        for index in ordered[1:]:
+            if index - last > max_empty_days + 1:
+                ranges.append((platform, order[first], order[last]))
+                first = index
+            last = index
+        ranges.append((platform, order[first], order[last]))
     return ranges

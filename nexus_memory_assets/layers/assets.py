@@ -8,8 +8,7 @@ a long batch runs.
 """
 
 import functools
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import dagster as dg
@@ -17,13 +16,14 @@ import dagster as dg
 from nexus_memory.pipeline.layers import LayerReport, run_layer
 from nexus_memory.writer.run import FailedEpisode
 from nexus_memory_assets.common import MEMORY_GROUP, SQLITE_POOL, md_table
+from nexus_memory_assets.loggers import progress_log
 from nexus_memory_assets.partitions import run_days
 from nexus_memory_assets.runs import claim_run
+from nexus_memory_assets.tenant import tenant_tags
 from resources import EmbedderResource, StoresResource, WriterResource
 
 # One run per contiguous range of one platform's days: time order inside it, and no per-day run cost.
 BACKFILL_POLICY = dg.BackfillPolicy.single_run()
-PROGRESS_EVERY_S = 10.0
 
 
 class FactsConfig(dg.Config):
@@ -31,18 +31,6 @@ class FactsConfig(dg.Config):
 
     only_failed: bool = False
     episode_ids: list[str] = []  # noqa: RUF012 - pydantic copies defaults
-
-
-def _throttled(context: dg.OpExecutionContext) -> Callable[[str], None]:
-    """A progress callback that logs at most one line every PROGRESS_EVERY_S seconds."""
-    last = [time.monotonic()]
-
-    def log(line: str) -> None:
-        if time.monotonic() - last[0] >= PROGRESS_EVERY_S:
-            last[0] = time.monotonic()
-            context.log.info(line)
-
-    return log
 
 
 def run_batches(
@@ -53,11 +41,12 @@ def run_batches(
     **options: Any,
 ) -> list[LayerReport]:
     """Run one layer over the run's partitions, a batch per platform; log one line per batch."""
-    claim_run(context)
+    claim_run(context, tenant_tags(stores.settings()))
     reports: list[LayerReport] = []
     with stores.open() as opened:
         for platform, days in run_days(context, partitions_def, opened):
-            report = run_layer(opened, layer, platform, days, on_progress=_throttled(context), **options)
+            progress = progress_log(context, f"{layer} {platform}")
+            report = run_layer(opened, layer, platform, days, progress=progress, **options)
             context.log.info(report.line())
             reports.append(report)
     return reports
