@@ -28,6 +28,8 @@ MIGRATIONS["events"].append("events_lifecycle.sql")
 MIGRATIONS["identity"].append("identity_lifecycle.sql")
 # consolidation (after the lifecycle): observation chains, consolidation failures, mental model sources.
 MIGRATIONS["memory"].append("memory_consolidation.sql")
+# recall: keyword search over each fact's retrieval key (its text with its message).
+MIGRATIONS["memory"].append("memory_fact_keys.sql")
 BUSY_TIMEOUT_MS = 30_000
 _savepoint_numbers = itertools.count(1)  # unique SAVEPOINT names for nested transactions
 

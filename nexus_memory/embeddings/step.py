@@ -137,13 +137,18 @@ FACT_CONTEXT_CHARS = 500
 QUESTION_CONTEXT_CHARS = 200
 
 
+def message_context(sender: str | None, content: str) -> str:
+    """A fact's source message as its vector and its keyword key read it: "<sender>: <content>", cut."""
+    return f"{sender}: {content[:FACT_CONTEXT_CHARS]}" if sender else content[:FACT_CONTEXT_CHARS]
+
+
 def fact_embedding_text(
     fact: str, sender: str | None, content: str | None, asker: str | None = None, question: str | None = None
 ) -> str:
     """What is embedded for a fact: the fact, its source message, and the question that message answers."""
     text = fact
     if content:
-        text += f"\n{sender}: {content[:FACT_CONTEXT_CHARS]}" if sender else f"\n{content[:FACT_CONTEXT_CHARS]}"
+        text += "\n" + message_context(sender, content)
     if content and question and "?" in question:
         asked = question[: question.rindex("?") + 1][-QUESTION_CONTEXT_CHARS:]
         text += f"\n{asker}: {asked}" if asker else f"\n{asked}"
@@ -300,11 +305,14 @@ def embed_pending(
                 ahead.drain()
             for batch in length_batches(window, batch_size):
                 vectors = _vectors(embedder, [r[1] for r in batch], ahead)
-                index.add(
-                    target_type,
-                    [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
-                    text_hashes={r[0]: text_hash(r[1]) for r in batch},
-                )
+                with db.transaction(stores.conn):
+                    index.add(
+                        target_type,
+                        [(r[0], vectors[i], r[2], r[3], r[4]) for i, r in enumerate(batch)],
+                        text_hashes={r[0]: text_hash(r[1]) for r in batch},
+                    )
+                    if target_type == "fact":
+                        write_fact_keys(stores.conn, [r[0] for r in batch])
                 done += len(batch)
                 by_type[target_type] += len(batch)
                 if on_progress:
@@ -316,6 +324,22 @@ def embed_pending(
     if done and isinstance(embedder, Embedder):
         embedder.prepare_query_encoder()  # the model is loaded now: export the query encoder ahead of recall
     return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0, by_type=by_type)
+
+
+def write_fact_keys(conn: db.Connection, fact_ids: Sequence[str]) -> None:
+    """Give these facts' keyword keys their source message (schema/memory_fact_keys.sql): as the vector
+    reads it, less the question it answers, another message that may be forgotten while the fact stays."""
+    for part in db.chunked(list(dict.fromkeys(fact_ids))):
+        rows = conn.execute(
+            f"""SELECT f.rowid, ev.sender_id, ev.sender_name, ev.content
+                FROM facts f JOIN events ev ON ev.id = f.source_event_id
+                WHERE f.id IN ({db.placeholders(part)}) AND ev.content != ''""",
+            part,
+        ).fetchall()
+        conn.executemany(
+            "UPDATE fact_keys_fts SET message = ? WHERE rowid = ?",
+            [(message_context(r[2] or r[1], r[3]), r[0]) for r in rows],
+        )
 
 
 def _vectors(embedder: Embedder, texts: list[str], ahead: EmbeddingAhead | None) -> list[np.ndarray]:

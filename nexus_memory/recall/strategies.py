@@ -1,8 +1,9 @@
 """The recall strategies: each turns a query into ranked lists of "<type>:<id>" keys, best first.
 
 - semantic: cosine KNN through the vector index (one list across all types in scope, by similarity);
-- keyword:  FTS5 BM25 over facts (terms chosen by `keyword.py`), LIKE over observation / mental
-            model text (those tables have no FTS index; they are small next to facts);
+- keyword:  FTS5 BM25 over the facts' retrieval keys, each fact with its source message (terms chosen by
+            `keyword.py`), LIKE over observation / mental model text (those tables have no FTS index;
+            they are small next to facts);
 - entity:   entities named in the query or given as `entity`, then their latest facts through the
             (entity_id, as_of DESC) index, ranked by how many query entities a fact links, then recency
             (a named entity linked to over BUSY_ENTITY_SHARE of recent facts tells nothing apart: skipped);
@@ -240,20 +241,36 @@ def keyword_search(ctx: QueryContext) -> list[Ranked]:
 
 
 def _fts_facts(ctx: QueryContext) -> Ranked:
-    match = keyword.fts_query(ctx.conn, "facts_fts", ctx.prompt.terms)
+    """BM25 over the facts, and over their source messages for a word no fact holds
+    (schema/memory_fact_keys.sql)."""
+    match = _key_match(ctx.conn, ctx.prompt.terms)
     if match is None:
         return []
     where, args = ctx.filters.fact_sql("f")
     # ORDER BY bm25 scores every matching row: at 1M facts a common term matches 50k+ rows (~150 ms).
     # Walking matches newest-first is cheap, so BM25 ranks only the newest KEYWORD_WINDOW of them; rare
     # terms (the ones keyword search exists for) match fewer rows than that and are ranked in full.
-    bound_sql = f"""SELECT facts_fts.rowid FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
-                    WHERE facts_fts MATCH ? AND {where} ORDER BY facts_fts.rowid DESC LIMIT 1 OFFSET ?"""
+    bound_sql = f"""SELECT fact_keys_fts.rowid FROM fact_keys_fts JOIN facts f ON f.rowid = fact_keys_fts.rowid
+                    WHERE fact_keys_fts MATCH ? AND {where} ORDER BY fact_keys_fts.rowid DESC LIMIT 1 OFFSET ?"""
     bound = ctx.conn.execute(bound_sql, [match, *args, KEYWORD_WINDOW - 1]).fetchone()
-    sql = f"""SELECT f.id, bm25(facts_fts) AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
-              WHERE facts_fts MATCH ? AND facts_fts.rowid >= ? AND {where} ORDER BY rank LIMIT ?"""
+    sql = f"""SELECT f.id, bm25(fact_keys_fts) AS rank FROM fact_keys_fts JOIN facts f ON f.rowid = fact_keys_fts.rowid
+              WHERE fact_keys_fts MATCH ? AND fact_keys_fts.rowid >= ? AND {where} ORDER BY rank LIMIT ?"""
     rows = ctx.conn.execute(sql, [match, bound[0] if bound else 0, *args, ctx.limit]).fetchall()
     return [(result_key("fact", r[0]), float(r[1])) for r in rows]
+
+
+def _key_match(conn: db.Connection, terms: Sequence[str]) -> str | None:
+    """The MATCH over fact_keys_fts: each chosen term in the facts (column `text`) where a fact holds it,
+    else in the facts and their messages. Where facts hold a word they say it more precisely than the
+    messages around them (a message's every fact would match it); where none does, its message is all
+    that can."""
+    parts = [
+        f"text : {keyword.quote(term)}"
+        if keyword.document_frequency(conn, "facts_fts", term, cap=1)
+        else keyword.quote(term)
+        for term in keyword.choose_terms(conn, "fact_keys_fts", terms)
+    ]
+    return " OR ".join(parts) if parts else None
 
 
 def _like_higher_layers(ctx: QueryContext, types: Sequence[str]) -> Ranked:
