@@ -9,13 +9,32 @@ from nexus_memory.core.ids import stable_id
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.model import get_embedder
 from nexus_memory.embeddings.step import embed_pending
-from nexus_memory.events.ledger import RawRecord, ingest
+from nexus_memory.events.ledger import RawRecord, append_event, ingest, parse_event
 from nexus_memory.identity import store as identity
 
 
 def ms(day: str) -> int:
     """Unix ms of 'YYYY-MM-DD' (noon UTC)."""
     return int(datetime.fromisoformat(f"{day}T12:00:00").replace(tzinfo=UTC).timestamp() * 1000)
+
+
+def say(stores: Stores, event_id: str, sender: str, content: str, as_of: int, session: str = "s1") -> str:
+    """One iMessage in thread t1 from `sender` (its lower-cased name is the handle); returns the event id."""
+    event = parse_event(
+        {
+            "platform": "imessage",
+            "sender_id": sender.lower(),
+            "sender_name": sender,
+            "content": content,
+            "as_of": as_of,
+            "id": event_id,
+            "thread_id": "t1",
+            "session_id": session,
+        }
+    )
+    with stores.transaction():
+        append_event(stores, event)
+    return event.id
 
 
 def person(stores: Stores, name: str, *, handle: str | None = None) -> str:

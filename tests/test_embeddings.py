@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from memory_builders import say
 
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
@@ -226,28 +227,11 @@ def test_fact_embedding_text() -> None:
 def test_fact_answering_a_question_is_embedded_with_it(stores: Stores) -> None:
     """The message before a fact's message goes along when someone else asked a question in it."""
 
-    def say(event_id: str, sender: str, content: str, as_of: int, session: str = "s1") -> str:
-        event = parse_event(
-            {
-                "platform": "imessage",
-                "sender_id": sender.lower(),
-                "sender_name": sender,
-                "content": content,
-                "as_of": as_of,
-                "id": event_id,
-                "thread_id": "t1",
-                "session_id": session,
-            }
-        )
-        with stores.transaction():
-            append_event(stores, event)
-        return event.id
-
     events = [
-        say("q", "Joanna", "Cute turtles! Is it hard to take care of them?", 1_000),
-        say("a", "Nate", "No, not really. Just keep their area clean. Want pics?", 2_000),
-        say("more", "Nate", "Also feed them properly?", 3_000),
-        say("later", "Joanna", "Back from the trip.", 9_000, session="s2"),
+        say(stores, "q", "Joanna", "Cute turtles! Is it hard to take care of them?", 1_000),
+        say(stores, "a", "Nate", "No, not really. Just keep their area clean. Want pics?", 2_000),
+        say(stores, "more", "Nate", "Also feed them properly?", 3_000),
+        say(stores, "later", "Joanna", "Back from the trip.", 9_000, session="s2"),
     ]
     _add_facts(stores, [(f"f-{e}", f"fact {e}", "imessage", 1_000, "t1") for e in ("a", "more", "later")])
     for name, event_id in zip(("a", "more", "later"), events[1:], strict=True):

@@ -2,34 +2,16 @@
 
 from __future__ import annotations
 
+from memory_builders import say
 from test_recall import FakeEmbedder, add_fact
 
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.step import embed_pending
-from nexus_memory.events.ledger import append_event, parse_event
 from nexus_memory.recall import recall
 
 QUESTION = "What pets does Nate have?"
 FAKE = FakeEmbedder()
-
-
-def _say(stores: Stores, event_id: str, sender: str, content: str, as_of: int, session: str) -> str:
-    event = parse_event(
-        {
-            "platform": "imessage",
-            "sender_id": sender.lower(),
-            "sender_name": sender,
-            "content": content,
-            "as_of": as_of,
-            "id": event_id,
-            "thread_id": "t1",
-            "session_id": session,
-        }
-    )
-    with stores.transaction():
-        append_event(stores, event)
-    return event.id
 
 
 def _two_sessions(stores: Stores) -> dict[str, str]:
@@ -51,7 +33,7 @@ def _two_sessions(stores: Stores) -> dict[str, str]:
     facts: dict[str, str] = {}
     for position, (name, sender, content, session, fact) in enumerate(said):
         as_of = (1 if session == "s1" else 30) * day + position * 1_000
-        event_id = _say(stores, name, sender, content, as_of, session)
+        event_id = say(stores, name, sender, content, as_of, session)
         if fact is not None:
             facts[name] = add_fact(stores, fact, as_of=as_of, session_id=session, source_event_id=event_id)
     return facts
