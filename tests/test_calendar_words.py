@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from nexus_memory.core.calendar_words import month_number
 from nexus_memory.events.importers.locomo import parse_session_date
 from nexus_memory.recall.timeparse import parse_time_window
-from nexus_memory.writer.extractor import annotate_relative_dates, explicit_date
+from nexus_memory.writer.extractor import annotate_relative_dates, explicit_dates
 
 MAY_8 = int(datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp() * 1000)
 
@@ -18,7 +18,7 @@ def test_month_number_reads_full_and_short_names_in_any_case() -> None:
 
 
 def test_every_reader_agrees_on_a_short_month_name() -> None:
-    assert explicit_date("The party is on 3 Sept 2023.", MAY_8)[1] == ["3 September 2023"]
+    assert explicit_dates("The party is on 3 Sept 2023.", MAY_8)[1] == ["3 September 2023"]
     assert parse_session_date("1:56 pm on 3 Sept, 2023") == datetime(2023, 9, 3, 13, 56, tzinfo=UTC)
     window = parse_time_window("what happened on 3 sept 2023", MAY_8)
     assert window is not None

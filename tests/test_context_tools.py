@@ -61,8 +61,8 @@ def test_context_block_with_dates_and_reflection(stores: Stores, memory: dict[st
     )
     block = get_context(stores, "Sarah birthday peanuts?", session_id="now", embedder=FakeEmbedder(), strict=True)
     assert block.startswith("## Relevant memory\n")
-    assert "- The user is allergic to peanuts (2023-06-20)" in block
-    assert "- Sarah's birthday is on the fourth of July (2023-05-10)" in block
+    assert "- The user is allergic to peanuts (20 June 2023)" in block
+    assert "- Sarah's birthday is on the fourth of July (10 May 2023)" in block
     assert "peanut-free" not in block  # the current session's own facts are not injected
     assert block.endswith("## Weekly insight\nThe user cares about food safety and family\n")
 

@@ -15,7 +15,7 @@ from nexus_memory.writer.extractor import (
     Extraction,
     annotate_relative_dates,
     classify_kind,
-    explicit_date,
+    explicit_dates,
     extract,
     find_contacts,
     find_entities,
@@ -328,14 +328,16 @@ def test_relative_dates_are_annotated(phrase: str, label: str) -> None:
     assert mentions
 
 
-def test_explicit_date_sets_as_of() -> None:
+def test_explicit_date_is_what_the_fact_is_about_not_when_it_was_said() -> None:
     result = extract([event("My exam is on 12 March 2024.")])
     fact = result.facts[0]
-    assert fact.as_of == int(datetime(2024, 3, 12, tzinfo=UTC).timestamp() * 1000)
+    exam = int(datetime(2024, 3, 12, tzinfo=UTC).timestamp() * 1000)
+    assert fact.as_of == MAY_8
+    assert fact.about == (exam, exam + 86_400_000 - 1)
     assert EntityMention("12 March 2024", "date") in fact.entities
-    _, mentions = explicit_date("The launch is March 3rd.", MAY_8)
+    _, mentions = explicit_dates("The launch is March 3rd.", MAY_8)
     assert mentions == ["3 March 2023"]
-    assert explicit_date("No date here.", MAY_8) == (MAY_8, [])
+    assert explicit_dates("No date here.", MAY_8) == ([], [])
 
 
 def test_relative_date_keeps_event_time_and_adds_date_entity() -> None:

@@ -579,7 +579,8 @@ def test_provenance_fields(stores: Stores, embedded: dict[str, str], fake: FakeE
     assert sorted(e["name"] for e in job.entities) == ["Anthropic", "Tyler"]
     assert (job.platform, job.thread_id, job.session_id, job.as_of) == ("imessage", "t1", "s1", MAY_2023)
     assert set(job.ranks) == {"semantic", "keyword", "entity"}
-    assert job.score == pytest.approx(sum(STRATEGY_WEIGHTS.get(s, 1.0) / (RRF_K + r) for s, r in job.ranks.items()))
+    rrf = sum(STRATEGY_WEIGHTS.get(s, 1.0) / (RRF_K + r) for s, r in job.ranks.items())
+    assert job.metadata["scores"]["rrf"] == pytest.approx(rrf, abs=1e-6)
     obs = recall(stores, "outdoor person hikes", embedder=fake, scope=["observations"]).results[0]
     assert obs.id == embedded["obs"]
     assert set(obs.source_event_ids) == {f"ev-{embedded['hike']}", f"ev-{embedded['knee']}"}

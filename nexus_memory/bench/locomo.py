@@ -17,6 +17,10 @@ Each question is asked as an agent hook asks it: with the conversation's speaker
 (the handles they send from), so "John" means this conversation's John, and a store that never heard
 from him is not asked about the other one. `names_only` holds the same figures without participants,
 where a memory that knows a John answers about him.
+Answer in context (`answer_in_context`, `nexus_memory.bench.answer_context`): per question of categories
+1-4, whether the `get_context` block (asked as above, with participants) holds every content word of the
+gold answer, at 400, 800 and 1,600 tokens; beside it the best BM25 turns (each with its session date)
+packed to the same budget, and the ceiling, the whole conversation. Overall and per category.
 Those stores hold the same facts again, so vectors are computed once per text (`_VectorMemo`).
 
 No LLM is used anywhere. Nothing here knows about LoCoMo beyond the importer and the scoring.
@@ -38,19 +42,26 @@ from typing import Any
 
 import numpy as np
 
+from nexus_memory.bench import answer_context
 from nexus_memory.core import db
 from nexus_memory.core.config import load_settings
+from nexus_memory.core.ids import day_month_year_of
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.model import Embedder, get_embedder
 from nexus_memory.events.importers import locomo, read_records
 from nexus_memory.events.ledger import ingest
 from nexus_memory.events.partitions import ledger_days
 from nexus_memory.identity.participant import Participant
-from nexus_memory.injection.context import get_context
-from nexus_memory.injection.pack import build_context
+from nexus_memory.injection.context import (
+    DEFAULT_MAX_FACTS,
+    DEFAULT_MAX_TOKENS,
+    format_context,
+    get_context,
+    latest_reflection,
+)
+from nexus_memory.injection.pack import ContextItem, build_context
 from nexus_memory.pipeline.layers import run_layers
 from nexus_memory.recall import recall
-from nexus_memory.recall.keyword import extract_terms, match_expression
 from nexus_memory.writer.offline_writer import OfflineWriter
 
 KS = (1, 5, 10, 20, 50)
@@ -142,21 +153,6 @@ def _fact_turns(stores: Stores, fact_ids: list[str]) -> list[str]:
     return list(seen)
 
 
-def _bm25_index(turns: list[tuple[str, str]]) -> db.Connection:
-    conn = db.sqlite.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE turns USING fts5(dia_id UNINDEXED, text, tokenize='porter unicode61')")
-    conn.executemany("INSERT INTO turns (dia_id, text) VALUES (?, ?)", turns)
-    return conn
-
-
-def _bm25(conn: db.Connection, question: str, k: int) -> list[str]:
-    expression = match_expression(extract_terms(question))
-    if not expression:
-        return []
-    rows = conn.execute("SELECT dia_id FROM turns WHERE turns MATCH ? ORDER BY rank LIMIT ?", (expression, k))
-    return [r[0] for r in rows]
-
-
 def run_conversation(
     conversation: dict[str, Any], work_dir: Path, budget: str = "mid", embedder: Embedder | _VectorMemo | None = None
 ) -> list[dict[str, Any]]:
@@ -166,10 +162,14 @@ def run_conversation(
         stores,
         timings,
     ):
-        turns = [
-            (json.loads(r[0])["dia_id"], r[1]) for r in stores.conn.execute("SELECT metadata, content FROM events")
-        ]
-        bm25 = _bm25_index(turns)
+        events = stores.conn.execute("SELECT metadata, content, sender_name, as_of FROM events ORDER BY rowid")
+        events = events.fetchall()
+        turns = [(json.loads(r[0])["dia_id"], r[1]) for r in events]
+        bm25 = answer_context.TurnIndex(turns)  # recall@k's baseline: the turns' text alone
+        # Answer in context's BM25 and ceiling: each turn as a transcript shows it, with its session date.
+        transcript = answer_context.TurnIndex(
+            [(json.loads(r[0])["dia_id"], f"{day_month_year_of(r[3])}, {r[2]}: {r[1]}") for r in events]
+        )
         latest = stores.conn.execute("SELECT max(as_of) FROM events").fetchone()[0]
         speakers = locomo.participants(conversation)
         for qa in conversation["qa"]:
@@ -188,11 +188,17 @@ def run_conversation(
             )
             latency = (time.perf_counter() - q_started) * 1000
             ranked = _fact_turns(stores, [r.id for r in response.results if r.type == "fact"])
-            baseline = _bm25(bm25, qa["question"], max(KS))
+            baseline = bm25.ranked(qa["question"])[: max(KS)]
+            blocks = {b: _context(stores, qa["question"], latest, speakers, b) for b in answer_context.BUDGETS}
             hits = {
-                key: bool(set(_injected_turns(stores, qa["question"], latest, people)) & set(evidence))
-                for key, people in (("context_hit", speakers), ("context_hit_names_only", ()))
+                "context_hit": bool(set(_items_turns(stores, blocks[DEFAULT_MAX_TOKENS][0])) & set(evidence)),
+                "context_hit_names_only": bool(
+                    set(_injected_turns(stores, qa["question"], latest, ())) & set(evidence)
+                ),
             }
+            in_context = answer_context.score_question(
+                qa.get("answer"), {b: block for b, (_, block) in blocks.items()}, transcript, qa["question"]
+            )
             rows.append(
                 {
                     "category": qa["category"],
@@ -200,6 +206,7 @@ def run_conversation(
                     **{f"r@{k}": recall_at(ranked, evidence, k) for k in KS},
                     **{f"bm25_r@{k}": recall_at(baseline, evidence, k) for k in KS},
                     **hits,
+                    **(in_context or {}),
                 }
             )
         rows.append({"timings": timings, "facts": stores.counts()["facts"], "turns": len(turns), "latest": latest})
@@ -209,9 +216,29 @@ def run_conversation(
 def _injected_turns(
     stores: Stores, question: str, reference_time: int | None, participants: Sequence[Participant]
 ) -> list[str]:
-    """The dia_ids of the turns behind the facts `get_context` would inject (five facts at most)."""
-    items = build_context(stores, question, max_facts=5, reference_time=reference_time, participants=participants)
+    """The dia_ids of the turns behind the facts `get_context` would inject."""
+    return _items_turns(stores, _context(stores, question, reference_time, participants, DEFAULT_MAX_TOKENS)[0])
+
+
+def _items_turns(stores: Stores, items: Sequence[ContextItem]) -> list[str]:
+    """The dia_ids of the turns behind the facts the packed items show."""
     return _fact_turns(stores, [fid for item in items for fid in (item.shown_fact_ids or [item.result.id])])
+
+
+def _context(
+    stores: Stores, question: str, reference_time: int | None, participants: Sequence[Participant], max_tokens: int
+) -> tuple[list[ContextItem], str]:
+    """The items and the block `get_context` injects at `max_tokens` (with its defaults, as an agent hook
+    asks), without counting them as accessed, so later questions see the same store."""
+    items = build_context(
+        stores,
+        question,
+        max_tokens=max_tokens,
+        max_facts=DEFAULT_MAX_FACTS,
+        reference_time=reference_time,
+        participants=participants,
+    )
+    return items, format_context(items, latest_reflection(stores.conn)) if items else ""
 
 
 def silence_on_foreign(
@@ -354,8 +381,11 @@ def run(path: Path, *, conversations: int = 0, budget: str = "mid") -> dict[str,
     summary = summarise(rows)
     shared = shared_speakers(data)
     asked = {mode: {sid: by_mode[mode] for sid, by_mode in silent.items()} for mode in ("participants", "names_only")}
+    in_context = answer_context.summarise(rows, CATEGORIES)
+    print(f"locomo: {answer_context.line(in_context)}", file=sys.stderr)
     summary.update(
         budget=budget,
+        answer_in_context=in_context,
         noise={
             **noise_figures(own, asked["participants"], shared),
             "names_only": noise_figures(own, asked["names_only"], shared, hit_key="context_hit_names_only"),

@@ -30,6 +30,10 @@ MIGRATIONS["identity"].append("identity_lifecycle.sql")
 MIGRATIONS["memory"].append("memory_consolidation.sql")
 # recall: keyword search over each fact's retrieval key (its text with its message).
 MIGRATIONS["memory"].append("memory_fact_keys.sql")
+# two times on every fact: when it was said (as_of) and the time it is about (about_start, about_end).
+MIGRATIONS["memory"].append("memory_fact_times.sql")
+# writer cost: each episode's mode and seconds beside its tokens (episode_processing).
+MIGRATIONS["memory"].append("memory_episode_cost.sql")
 BUSY_TIMEOUT_MS = 30_000
 _savepoint_numbers = itertools.count(1)  # unique SAVEPOINT names for nested transactions
 

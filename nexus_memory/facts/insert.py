@@ -95,6 +95,7 @@ def insert_fact(
     provenance: dict[str, Any] | None = None,
     source_event_id: str | None = None,
     ingested_at: int | None = None,
+    about: tuple[int, int] | None = None,
     context: str | None = None,
     platform: str | None = None,
     session_id: str | None = None,
@@ -106,6 +107,8 @@ def insert_fact(
     Its metadata is `provenance` (who wrote it), then the source event's platform, thread, session and
     direction, then `metadata` (the caller's, checked); the platform, thread and session columns are read
     from it, else `platform` and `session_id`. `ingested_at` defaults to the source event's time, else now.
+    `as_of` is when the fact was said; `about` the first and last ms of the time its text names, if it names one
+    (docs/stores.md, "A fact's two times").
     """
     if not isinstance(text, str) or not text.strip():
         raise ToolError("insert_fact needs a non-empty 'text'")
@@ -113,6 +116,8 @@ def insert_fact(
         raise ToolError(f"fact text is {len(text)} characters; keep facts atomic (< {MAX_FACT_CHARS})")
     if not isinstance(as_of, int) or isinstance(as_of, bool) or not 0 <= as_of < MAX_AS_OF:
         raise ToolError("insert_fact needs 'as_of' as unix milliseconds")
+    if about is not None and not _is_span(about):
+        raise ToolError("'about' must be (start, end) unix milliseconds with start <= end")
     if metadata is not None and not isinstance(metadata, dict):
         raise ToolError("'metadata' must be an object")
     event = None
@@ -139,7 +144,8 @@ def insert_fact(
     fact_id = ulid(now)
     conn.execute(
         """INSERT INTO facts (id, text, context, as_of, ingested_at, source_event_id, metadata, created_at,
-               platform, thread_id, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+               platform, thread_id, session_id, about_start, about_end)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
             fact_id,
             text,
@@ -152,6 +158,18 @@ def insert_fact(
             meta.get("platform", platform),
             meta.get("thread_id"),
             meta.get("session_id", session_id),
+            about[0] if about else None,
+            about[1] if about else None,
         ),
     )
     return {"fact_id": fact_id, "status": "inserted"}
+
+
+def _is_span(about: Any) -> bool:
+    """(start, end) unix ms with 0 <= start <= end < MAX_AS_OF."""
+    return (
+        isinstance(about, tuple | list)
+        and len(about) == 2
+        and all(isinstance(t, int) and not isinstance(t, bool) for t in about)
+        and 0 <= about[0] <= about[1] < MAX_AS_OF
+    )

@@ -14,7 +14,7 @@ followed by its newer facts, then facts not already shown), keeping only evidenc
     - 14 June 2023: Alice Chen moved to Denver for a new job at Acme.
 
     ## Relevant memory
-    - Tyler works at Anthropic (2023-05-10)
+    - Tyler works at Anthropic (10 May 2023)
 
     ## Said moments ago (no facts of it yet)
     - Tyler: we signed the lease on the Oakland flat today (2026-11-26, imessage)
@@ -46,6 +46,10 @@ __all__ = ["format_context", "get_context", "latest_reflection"]
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOKENS = 800
+# No cap on facts: the token budget decides how many. A cap (with its one-fact-per-turn rule) left most of
+# the budget unused: on LoCoMo dev, five facts filled ~120 of 800 tokens, and the answer was in the block for
+# fewer questions than the best BM25 turns held (docs/recall.md, "Answer in context").
+DEFAULT_MAX_FACTS: int | None = None
 _SECTIONS = (
     ("mental_model", "## Mental models"),
     ("observation", "## Observations"),
@@ -59,7 +63,7 @@ def get_context(
     prompt: str,
     *,
     session_id: str | None = None,
-    max_facts: int | None = 5,
+    max_facts: int | None = DEFAULT_MAX_FACTS,
     reference_time: int | None = None,
     embedder: object | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -69,6 +73,7 @@ def get_context(
 ) -> str:
     """The memory block for `prompt`, or "" when nothing relevant is remembered.
 
+    Relevant facts fill `max_tokens` (`max_facts`, when given, caps them, one per source turn).
     Facts of the current `session_id` are excluded (the conversation already holds them); `tags`
     scopes mental models (see recall); `participants`, the delivered handles of the people in the
     conversation, say who a name in the prompt means (a John this memory never met is not the John it

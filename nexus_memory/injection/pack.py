@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from nexus_memory.core import db
-from nexus_memory.core.ids import day_of
+from nexus_memory.core.ids import day_month_year_of, day_of
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.tokens import estimate_tokens
 from nexus_memory.embeddings.vectors.vec0 import index_state
@@ -465,4 +465,6 @@ def _query_vector(stores: Stores, prompt: str, embedder: Any) -> np.ndarray | No
 
 
 def _date_suffix(as_of: int | None) -> str:
-    return "" if as_of is None else f" ({day_of(as_of)})"
+    """' (8 May 2023)': the day a fact was said, in words, as observation lines write it (a date a question
+    asks about reads the same; on LoCoMo dev the block held temporal answers more often than with ISO days)."""
+    return "" if as_of is None else f" ({day_month_year_of(as_of)})"

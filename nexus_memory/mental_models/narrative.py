@@ -20,9 +20,9 @@ import re
 from typing import Any
 
 from nexus_memory.core.config import Settings
-from nexus_memory.core.ids import day_month_year_of
 from nexus_memory.facts.grounding import Source, date_words, sentences
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
+from nexus_memory.observations.render import about_of, dated_text
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class Narrator:
         """(description, cited fact ids): the narrative, or the offline report when the model fails."""
         facts = sorted(facts, key=lambda f: (f["as_of"], f["id"]))[-MAX_FACTS:]
         refs = {f"f{i}": fact for i, fact in enumerate(facts, 1)}
-        listing = "\n".join(f"[{ref}] {day_month_year_of(f['as_of'])}: {f['text']}" for ref, f in refs.items())
+        listing = "\n".join(f"[{ref}] {dated_text(f['text'], f['as_of'], about_of(f))}" for ref, f in refs.items())
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {
@@ -86,7 +86,8 @@ class Narrator:
             },
         ]
         # The model's name, its question and its facts' dates are words a narrative may use.
-        context = [name, question, *(date_words(f["as_of"]) for f in facts)]
+        times = [t for f in facts for t in (f["as_of"], *(about_of(f) or ()))]
+        context = [name, question, *(date_words(t) for t in times)]
         try:
             result = self.client.structured_call(
                 SCHEMA,
@@ -137,6 +138,6 @@ def _render(
         lines.append("## Cited facts")
         for ref, fact in zip(refs, facts, strict=True):
             event = f" ({fact['source_event_id']})" if fact.get("source_event_id") else ""
-            lines.append(f"- [{ref}] {day_month_year_of(fact['as_of'])}: {fact['text']}{event}")
+            lines.append(f"- [{ref}] {dated_text(fact['text'], fact['as_of'], about_of(fact))}{event}")
     lines.append(basis_marker(report_text))
     return "\n".join(lines) + "\n"

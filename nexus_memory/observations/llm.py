@@ -23,6 +23,7 @@ from nexus_memory.facts.grounding import Source, date_words, ungrounded
 from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
 from nexus_memory.observations.actions import Action, ConsolidationFailed, Plan
 from nexus_memory.observations.duplicates import similar
+from nexus_memory.observations.render import with_about
 from nexus_memory.observations.store import ObservationState
 from nexus_memory.observations.view import EntityView, FactInput
 
@@ -153,26 +154,28 @@ def related(fact: FactInput, view: EntityView) -> _Shown:
 def grounding_source(fact: FactInput, view: EntityView, shown: _Shown) -> Source:
     """What an observation may say: the new fact, the facts and observations shown (with their facts); their
     subject, dates and the temporal markers are words it may use."""
-    texts, times = [fact.text], [fact.as_of]
+    texts, times = [fact.text], [fact.as_of, *(fact.about or ())]
     for other in shown.facts.values():
         texts.append(other.text)
-        times.append(other.as_of)
+        times += [other.as_of, *(other.about or ())]
     for state in shown.observations.values():
         texts += [state.text, *(member.text for member in state.facts.values())]
-        times += [member.as_of for member in state.facts.values()]
+        times += [t for member in state.facts.values() for t in (member.as_of, *(member.about or ()))]
     return Source(texts, [view.entity.display, TEMPORAL_WORDS, *(date_words(t) for t in times)])
 
 
 def render_input(fact: FactInput, view: EntityView, shown: _Shown) -> str:
     lines = [
         f"Subject: {view.entity.display} ({view.entity.type}, id {view.entity.id})",
-        f"New fact ({day_month_year_of(fact.as_of)}): {fact.text}",
+        f"New fact ({day_month_year_of(fact.as_of)}): {with_about(fact.text, fact.about)}",
         "",
         "Existing observations about the subject:",
     ]
     lines += [f"[{ref}] {state.text}" for ref, state in shown.observations.items()] or ["(none)"]
     lines += ["", "Related earlier facts not in any observation:"]
-    lines += [f"[{ref}] ({day_month_year_of(f.as_of)}) {f.text}" for ref, f in shown.facts.items()] or ["(none)"]
+    lines += [
+        f"[{ref}] ({day_month_year_of(f.as_of)}) {with_about(f.text, f.about)}" for ref, f in shown.facts.items()
+    ] or ["(none)"]
     return "\n".join(lines)
 
 

@@ -151,11 +151,11 @@ def settle_hidden_pending(conn: db.Connection) -> int:
 
 
 def fact_rows(conn: db.Connection, fact_ids: Sequence[str]) -> dict[str, dict]:
-    """id -> {text, as_of, source_event_id, is_consolidated} for these facts."""
+    """id -> {text, as_of, about_start, about_end, source_event_id, is_consolidated} for these facts."""
     out: dict[str, dict] = {}
     for part in db.chunked(list(dict.fromkeys(fact_ids))):
         for row in conn.execute(
-            f"""SELECT id, text, as_of, source_event_id, is_consolidated FROM facts
+            f"""SELECT id, text, as_of, about_start, about_end, source_event_id, is_consolidated FROM facts
                 WHERE id IN ({db.placeholders(part)})""",
             part,
         ):
@@ -211,7 +211,8 @@ def unconsolidated_batch(conn: db.Connection, after: tuple[int, int] | None, lim
         where += " AND (f.as_of, f.rowid) > (?, ?)"
         args += list(after)
     rows = conn.execute(
-        f"""SELECT f.id, f.text, f.as_of, f.source_event_id, f.rowid AS seq FROM facts f WHERE {where}
+        f"""SELECT f.id, f.text, f.as_of, f.about_start, f.about_end, f.source_event_id, f.rowid AS seq
+            FROM facts f WHERE {where}
             ORDER BY f.as_of, f.rowid LIMIT ?""",
         [*args, limit],
     ).fetchall()

@@ -16,7 +16,7 @@ import numpy as np
 
 from nexus_memory.core import db
 from nexus_memory.observations import store
-from nexus_memory.observations.render import MemberFact
+from nexus_memory.observations.render import MemberFact, about_of
 from nexus_memory.observations.slots import Slot, read_slot
 from nexus_memory.observations.subjects import EntityInfo, load_entities, name_words, pick_subject
 from nexus_memory.observations.topics import GENERIC, category, content_words
@@ -32,7 +32,7 @@ class FactInput:
 
     id: str
     text: str
-    as_of: int
+    as_of: int  # when it was said
     source_event_id: str | None
     entities: list[EntityInfo]
     subject: EntityInfo | None
@@ -41,6 +41,7 @@ class FactInput:
     category: str | None
     slot: Slot | None
     vector: np.ndarray | None
+    about: tuple[int, int] | None = None  # the time it is about, when its text names one
 
     @property
     def durable(self) -> bool:
@@ -48,7 +49,7 @@ class FactInput:
         return self.slot is not None or len(set(self.specific)) >= MIN_SPECIFIC_WORDS
 
     def member(self) -> MemberFact:
-        return MemberFact(self.id, self.text, self.as_of, self.slot)
+        return MemberFact(self.id, self.text, self.as_of, self.slot, self.about)
 
 
 @dataclass
@@ -81,7 +82,7 @@ class Loader:
         return self.entities.get(entity_id)
 
     def facts(self, rows: Sequence[dict]) -> list[FactInput]:
-        """FactInputs for fact rows (id, text, as_of, source_event_id), in the given order."""
+        """FactInputs for fact rows (id, text, as_of, about_start, about_end, source_event_id), in the given order."""
         ids = [r["id"] for r in rows]
         links = store.fact_links(self.conn, ids)
         missing = {e for es in links.values() for e in es if e not in self.entities}
@@ -108,6 +109,7 @@ class Loader:
                     category=category(specific),
                     slot=read_slot(row["text"]),
                     vector=vectors.get(row["id"]),
+                    about=about_of(row),
                 )
             )
         return out

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nexus_memory.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from nexus_memory.recall.arguments import RecallArgumentError
@@ -21,8 +22,4 @@ _HOMES = {
     "RecallResult": "nexus_memory.recall.results",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_HOMES[name]), name)
+__getattr__ = lazy_attributes(__name__, _HOMES)

@@ -13,12 +13,20 @@ time_after / time_before are hard filters.
 Lists are fused by weighted RRF (k=20, semantic lists weighted 2; see fusion.RRF_K). Observations and
 mental models that clearly match (cosine >= fusion.HIGHER_LAYER_MIN_SIM, or most query terms when there is no
 vector) go first, mental models before observations (the higher layers answer before raw facts); the
-rest is diversified by MMR (lambda 0.7).
+rest is diversified by MMR (lambda 0.7). A why-question ("why", "what caused", "what's the reason", "how
+come") puts the linked causes of its best-matching facts first (`causal_links`, the writer's cause -> effect
+pairs): what it asks for is the reason, which rarely shares the question's words.
+
+Each result's `score` is the one that decided its place, so scores never rise down the list: one tier per
+rule above (FRESH_TIER for what was said moments ago, WHY_TIER for a why-question's causes, HIGHER_TIER for
+a clear higher-layer match, plus that item's own standing below 1), else the value MMR picked it at. The
+fused RRF score is kept in `metadata["scores"]["rrf"]`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -35,7 +43,7 @@ from nexus_memory.recall.fusion import (
     Ranked,
     clear_higher_layer_matches,
     fuse_strategies,
-    mmr,
+    mmr_scored,
     split_key,
     vectors_for,
 )
@@ -51,6 +59,7 @@ from nexus_memory.recall.strategies import (
     semantic_model,
     semantic_search,
 )
+from nexus_memory.recall.units import add_speaker_list
 
 if TYPE_CHECKING:
     from nexus_memory.embeddings.model import Embedder
@@ -68,6 +77,15 @@ _TYPE_OF_SCOPE = {
     "events": "event",  # recent events the writer has not processed yet (recall/fresh.py)
 }
 CAUSAL_SEEDS = 10  # top fused facts whose causal neighbours the high budget adds
+WHY_SEEDS = 3  # a why-question's best fused facts whose causes come first
+WHY_CAUSES = 2  # causes put first, at most
+# Score tiers (see module docstring): a tier's items come before the next one's; MMR values are below 1.
+FRESH_TIER, WHY_TIER, HIGHER_TIER = 3.0, 2.0, 1.0
+WHY_QUESTION = re.compile(
+    r"^\W*(?:why\b|how\s+come\b|what\s+(?:caused|causes|led\s+to)\b|"
+    r"what(?:'s|\u2019s|\s+is|\s+was|\s+were|\s+are)\s+(?:the\s+)?(?:main\s+|real\s+)?reasons?\b)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -167,7 +185,8 @@ def recall(
     if prompt.window is not None:
         time_after = _tighter(time_after, prompt.window[0], max)
         time_before = _tighter(time_before, prompt.window[1], min)
-    filters = replace(hard, time_after=time_after, time_before=time_before)
+    # A date in the question asks about a time: facts match it by the time they are about (filters.py).
+    filters = replace(hard, about_after=prompt.window[0], about_before=prompt.window[1]) if prompt.window else hard
     ctx = QueryContext(stores, prompt, tuple(t for t in types if t != "event"), filters, plan.limit)
     if prompt.window is not None and prompt.terms:  # a date-only query is the window itself
         ctx.any_time = hard
@@ -182,12 +201,14 @@ def recall(
     if "event" in types:  # first: an event the writer finishes meanwhile is still found, as itself or its facts
         with _timed(timings, "fresh"):
             fresh = fresh_events(stores.conn, prompt, hard, fresh_slots(max_results))
+        for event in fresh:  # they lead: their tier says so (module docstring)
+            event.score += FRESH_TIER
     results: list[RecallResult] = []
     if ctx.types:
         lists = _run_strategies(ctx, plan, embedder, timings)
         fused, order = _fuse_and_order(ctx, lists, max_results, timings)
         with _timed(timings, "materialize"):
-            results = materialize(stores.conn, order, fused, lists)
+            results = materialize(stores.conn, list(order), order, fused, lists)
     results = [*fresh, *results][:max_results]  # what was just said leads while no fact of it exists yet
     if max_tokens is not None:
         results = pack(results, max_tokens)
@@ -256,7 +277,8 @@ def _run_strategies(
     ctx: QueryContext, plan: Budget, embedder: Embedder | None, timings: dict[str, float]
 ) -> dict[str, list[Ranked]]:
     """Run the budget's strategies; returns strategy name -> its ranked lists."""
-    lists: dict[str, list[Ranked]] = {name: [] for name in ("semantic", "keyword", "entity", "causal", "recency")}
+    names = ("semantic", "keyword", "entity", "speaker", "causal", "recency")
+    lists: dict[str, list[Ranked]] = {name: [] for name in names}
     strategies = set(plan.strategies)
     model = None
     if "semantic" in strategies:
@@ -284,6 +306,9 @@ def _run_strategies(
     if "entity" in strategies:
         with _timed(timings, "entity"):
             lists["entity"] += entity_search(ctx)
+    if len(plan.strategies) > 1 and "fact" in ctx.types:
+        with _timed(timings, "speaker"):  # what the person the question names said: recall/units.py
+            add_speaker_list(ctx.conn, ctx.prompt, lists)
     if "causal" in strategies and "fact" in ctx.types:
         with _timed(timings, "causal"):
             seeds = [split_key(k)[1] for k, _ in fuse_strategies(lists) if k.startswith("fact:")]
@@ -299,15 +324,29 @@ def _run_strategies(
 
 def _fuse_and_order(
     ctx: QueryContext, lists: dict[str, list[Ranked]], max_results: int, timings: dict[str, float]
-) -> tuple[dict[str, float], list[str]]:
-    """RRF over every list, qualifying higher-layer items first, MMR over the rest."""
+) -> tuple[dict[str, float], dict[str, float]]:
+    """RRF over every list; a why-question's causes first, then qualifying higher-layer items, MMR over the
+    rest. Returns the fused scores and the order, each key with the score that placed it (module docstring)."""
     with _timed(timings, "fusion"):
         fused = dict(fuse_strategies(lists))
         ordered = list(fused)
+        causes = dict(list(_why_causes(ctx, ordered).items())[:max_results])
         front = clear_higher_layer_matches(lists, ordered, have_query_vector=ctx.query_vector is not None)
-        front = front[: max(1, max_results // 2)]
+        room = min(max(1, max_results // 2), max_results - len(causes))
+        front = [k for k in front if k not in causes][:room]
+        top = max(fused.values(), default=0.0) or 1.0
+        order = {k: WHY_TIER + score for k, score in causes.items()} | {k: HIGHER_TIER + fused[k] / top for k in front}
     with _timed(timings, "mmr"):
-        rest = [(k, fused[k]) for k in ordered if k not in front][: max(3 * max_results, 50)]
-        vectors = vectors_for(ctx.vector_index, [*front, *(k for k, _ in rest)])
-        picked = mmr(rest, vectors, max_results - len(front), lambda_param=MMR_LAMBDA, preselected=front)
-    return fused, [*front, *picked]
+        rest = [(k, fused[k]) for k in ordered if k not in order][: max(3 * max_results, 50)]
+        vectors = vectors_for(ctx.vector_index, [*order, *(k for k, _ in rest)])
+        picked = mmr_scored(rest, vectors, max_results - len(order), lambda_param=MMR_LAMBDA, preselected=list(order))
+    return fused, order | dict(picked)
+
+
+def _why_causes(ctx: QueryContext, ordered: list[str]) -> dict[str, float]:
+    """For a why-question, the facts linked as causes of its best fused facts, best first, with their causal
+    score (link strength x the effect's standing); else nothing."""
+    if "fact" not in ctx.types or not WHY_QUESTION.match(ctx.prompt.given):
+        return {}
+    seeds = [split_key(k)[1] for k in ordered if k.startswith("fact:")][:WHY_SEEDS]
+    return dict(causal_search(ctx, seeds, causes_only=True)[:WHY_CAUSES])

@@ -2,6 +2,13 @@
 
 Facts carry their own platform, thread, session and time; observations take theirs from the episode
 they were drawn from; mental models and entities have no place, so a place filter excludes them.
+
+A fact has two times (docs/stores.md): `as_of`, when it was said, and `about_start`..`about_end`, the
+time its text names (NULL when it names none). `time_after` / `time_before` (recall's arguments,
+`search --after` / `--before`) bound when it was said. `about_after` / `about_before`, the time a
+question asks about ("what did Sarah do in May 2023?"), match a fact whose about-time overlaps them,
+or, naming no time, one said in them. Observations, mental models and events have one time each,
+which both pairs bound.
 """
 
 from __future__ import annotations
@@ -14,13 +21,14 @@ from nexus_memory.facts.state import hidden_sql
 
 TOOL_PLATFORM = "memory_tool"  # platform of facts written through the agent tools (remember/correct)
 OBSERVATION_TYPE = "observation_v1"
+MAX_TIME = 2**63 - 1  # an open end of a window, as SQLite's largest integer
 
 
 @dataclass(frozen=True)
 class Filters:
     """Restrictions applied inside every strategy. Time bounds are inclusive (as VectorIndex's)."""
 
-    time_after: int | None = None
+    time_after: int | None = None  # when said (facts.as_of), inclusive
     time_before: int | None = None
     platform: str | None = None
     thread_id: str | None = None
@@ -28,6 +36,8 @@ class Filters:
     exclude_session_id: str | None = None
     entity_ids: tuple[str, ...] | None = None  # None: no entity filter; (): unknown entity, no result
     tags: tuple[str, ...] | None = None  # ACL scope of mental models: None = all; else untagged or sharing one
+    about_after: int | None = None  # the time asked about: facts by about_start..about_end, else as_of
+    about_before: int | None = None
 
     @property
     def restricts(self) -> bool:
@@ -37,6 +47,8 @@ class Filters:
             for v in (
                 self.time_after,
                 self.time_before,
+                self.about_after,
+                self.about_before,
                 self.platform,
                 self.thread_id,
                 self.session_id,
@@ -47,7 +59,16 @@ class Filters:
     def fact_sql(self, alias: str = "f") -> tuple[str, list[Any]]:
         """WHERE clause (never empty) and arguments restricting facts aliased `alias`."""
         a = alias
-        clauses, args = self._time_place_sql(f"{a}.as_of", f"{a}.platform", f"{a}.thread_id")
+        clauses, args = self._time_place_sql(f"{a}.as_of", f"{a}.platform", f"{a}.thread_id", about=False)
+        if self.about_after is not None or self.about_before is not None:
+            # The time asked about: a fact's about-time overlaps it, or the fact names none and was said in it.
+            # Two OR terms, so each has an index (idx_facts_as_of, idx_facts_about) rather than one COALESCE.
+            low, high = self.about_after or 0, MAX_TIME if self.about_before is None else self.about_before
+            clauses.append(
+                f"(({a}.about_start IS NULL AND {a}.as_of >= ? AND {a}.as_of <= ?) OR "
+                f"({a}.about_start IS NOT NULL AND {a}.about_start <= ? AND {a}.about_end >= ?))"
+            )
+            args += [low, high, high, low]
         if self.session_id is not None:
             clauses.append(f"{a}.session_id = ?")
             args.append(self.session_id)
@@ -128,12 +149,23 @@ class Filters:
             args.extend(self.entity_ids)
         return " AND ".join(clauses), args
 
-    def _time_place_sql(self, as_of: str, platform: str | None, thread: str | None) -> tuple[list[str], list[Any]]:
+    @property
+    def one_time(self) -> tuple[int | None, int | None]:
+        """(after, before) for rows with one time: the tighter of when-said and asked-about bounds."""
+        after = [t for t in (self.time_after, self.about_after) if t is not None]
+        before = [t for t in (self.time_before, self.about_before) if t is not None]
+        return (max(after) if after else None), (min(before) if before else None)
+
+    def _time_place_sql(
+        self, as_of: str, platform: str | None, thread: str | None, *, about: bool = True
+    ) -> tuple[list[str], list[Any]]:
+        """Time and place clauses; `about`: the row has one time, which the asked-about window bounds too."""
         clauses: list[str] = []
         args: list[Any] = []
+        after, before = self.one_time if about else (self.time_after, self.time_before)
         for clause, value in (
-            (f"{as_of} >= ?", self.time_after),
-            (f"{as_of} <= ?", self.time_before),
+            (f"{as_of} >= ?", after),
+            (f"{as_of} <= ?", before),
             (f"{platform} = ?", self.platform if platform else None),
             (f"{thread} = ?", self.thread_id if thread else None),
         ):

@@ -75,6 +75,20 @@ def mmr(
     picked. Candidates without a vector have similarity 0 to everything. `preselected` ids count as
     already picked (for diversity) but are not returned. Ties go to the earlier candidate.
     """
+    picked = mmr_scored(scored, vectors, limit, lambda_param=lambda_param, preselected=preselected)
+    return [item_id for item_id, _ in picked]
+
+
+def mmr_scored(
+    scored: Sequence[tuple[str, float]],
+    vectors: Mapping[str, np.ndarray],
+    limit: int,
+    *,
+    lambda_param: float = MMR_LAMBDA,
+    preselected: Sequence[str] = (),
+) -> list[tuple[str, float]]:
+    """`mmr`'s picks with the value each was picked at: non-increasing (a candidate's value only falls as
+    more is picked, and each pick is the best left), so it is the score that decides their order."""
     if limit <= 0 or not scored:
         return []
     ids = [item_id for item_id, _ in scored]
@@ -89,13 +103,13 @@ def mmr(
         vector = vectors.get(item_id)
         if vector is not None:
             max_sim = np.maximum(max_sim, _similarities(matrix, has_vector, _unit(vector)))
-    chosen: list[str] = []
+    chosen: list[tuple[str, float]] = []
     while len(chosen) < min(limit, len(ids)):
         value = lambda_param * relevance - (1.0 - lambda_param) * max_sim
         value[picked] = -np.inf
         best = int(np.argmax(value))  # argmax returns the first maximum: ties go to the earlier id
         picked[best] = True
-        chosen.append(ids[best])
+        chosen.append((ids[best], float(value[best])))
         if has_vector[best]:
             max_sim = np.maximum(max_sim, _similarities(matrix, has_vector, matrix[best]))
     return chosen

@@ -25,7 +25,7 @@ class RecallResult:
     id: str
     type: str  # 'fact' | 'observation' | 'mental_model' | 'entity' | 'event' (recall/fresh.py)
     text: str
-    score: float  # fused RRF score
+    score: float  # the score that placed it: non-increasing down a recall's list (recall/engine.py)
     as_of: int | None
     source_event_ids: list[str]
     entities: list[dict]  # [{id, name, type}]
@@ -38,10 +38,15 @@ class RecallResult:
 
 
 def materialize(
-    conn: db.Connection, order: Sequence[str], fused: Mapping[str, float], lists: Mapping[str, Sequence[Ranked]]
+    conn: db.Connection,
+    order: Sequence[str],
+    scores: Mapping[str, float],
+    fused: Mapping[str, float],
+    lists: Mapping[str, Sequence[Ranked]],
 ) -> list[RecallResult]:
-    """RecallResults for `order` (keys, best first) with fused score and per-strategy ranks and scores,
-    one batched query per table; keys whose row is gone are dropped."""
+    """RecallResults for `order` (keys, best first) with the score that placed each, and its fused RRF score
+    (`metadata["scores"]["rrf"]`), per-strategy ranks and scores; one batched query per table; keys whose row
+    is gone are dropped."""
     ranks, raw_scores = _ranks(lists)
     by_type: dict[str, list[str]] = {}
     for key in order:
@@ -51,9 +56,9 @@ def materialize(
     for target_type, ids in by_type.items():
         for result in load_results(conn, target_type, ids):
             key = result_key(result.type, result.id)
-            result.score = fused.get(key, 0.0)
+            result.score = scores.get(key, 0.0)
             result.ranks = ranks.get(key, {})
-            result.metadata["scores"] = raw_scores.get(key, {})
+            result.metadata["scores"] = {**raw_scores.get(key, {}), "rrf": round(fused.get(key, 0.0), 6)}
             loaded[key] = result
     return [loaded[k] for k in order if k in loaded]
 

@@ -12,7 +12,8 @@
 - recency:  the latest facts passing the filters, when nothing else found anything.
 
 Every filter is a WHERE clause (filters.py) inside each strategy, before its LIMIT. The vector index
-filters platform / time / thread itself; the rest (entity, session, exclude_session, hidden facts)
+filters platform / time / thread itself (a fact's time there is when it was said); the rest (entity, session,
+exclude_session, the time a question asks about, which facts match by the time they are about, hidden facts)
 is handled by scoring the few matching facts exactly when the filter is selective (<= EXACT_SCAN_MAX
 facts) and otherwise by over-fetching from the index and filtering in SQL (which can return fewer than
 the limit when the filter is both loose and far from the query).
@@ -172,25 +173,36 @@ def _index_hits(
     thread (`place`; mental models and entities have none) and the time window (`time`)."""
     assert ctx.vector_index is not None and ctx.query_vector is not None
     f = ctx.filters
+    # The index holds one time per row: a fact's when-said (the about-window is post-filtered, _needs_post_filter);
+    # an observation's or model's only time, which the asked-about window bounds too.
+    after, before = (f.time_after, f.time_before) if target_type == "fact" else f.one_time
     return ctx.vector_index.search(
         ctx.query_vector,
         fetch,
         target_type=target_type,
         platform=f.platform if place else None,
-        time_after=f.time_after if time else None,
-        time_before=f.time_before if time else None,
+        time_after=after if time else None,
+        time_before=before if time else None,
         thread_id=f.thread_id if place else None,
     )
 
 
 def _needs_post_filter(f: Filters) -> bool:
-    return f.entity_ids is not None or f.session_id is not None or f.exclude_session_id is not None
+    return (
+        f.entity_ids is not None or f.session_id is not None or f.exclude_session_id is not None or _asks_about_time(f)
+    )
+
+
+def _asks_about_time(f: Filters) -> bool:
+    """A window on the time facts are about, which the vector index (one time per row) cannot apply."""
+    return f.about_after is not None or f.about_before is not None
 
 
 def _selective_fact_ids(ctx: QueryContext) -> list[str] | None:
-    """Ids of all facts passing a selective filter (entity / session), or None if not selective."""
+    """Ids of all facts passing a selective filter (entity / session / a time asked about), or None if not
+    selective."""
     f = ctx.filters
-    if f.entity_ids is None and f.session_id is None:
+    if f.entity_ids is None and f.session_id is None and not _asks_about_time(f):
         return None
     where, args = f.fact_sql("f")
     rows = ctx.conn.execute(f"SELECT f.id FROM facts f WHERE {where} LIMIT ?", [*args, EXACT_SCAN_MAX + 1])
@@ -365,20 +377,21 @@ def _entity_facts(ctx: QueryContext, entity_ids: Sequence[str]) -> Ranked:
     return [(result_key("fact", i), float(links[i])) for i in ranked]
 
 
-def causal_search(ctx: QueryContext, seed_ids: Sequence[str]) -> Ranked:
-    """Facts one causal hop from the seeds (either direction), by strength x the seed's standing."""
+def causal_search(ctx: QueryContext, seed_ids: Sequence[str], *, causes_only: bool = False) -> Ranked:
+    """Facts one causal hop from the seeds (either direction; only their causes with `causes_only`), by
+    strength x the seed's standing."""
     if not seed_ids:
         return []
     weight = {fact_id: 1.0 / (position + 1) for position, fact_id in enumerate(seed_ids)}
     where, args = ctx.filters.fact_sql("f")
     marks = db.placeholders(seed_ids)
+    causes = f"""SELECT c.from_fact_id, c.strength, c.to_fact_id FROM causal_links c
+                JOIN facts f ON f.id = c.from_fact_id WHERE c.to_fact_id IN ({marks}) AND {where}"""
+    effects = f"""SELECT c.to_fact_id, c.strength, c.from_fact_id FROM causal_links c
+                JOIN facts f ON f.id = c.to_fact_id WHERE c.from_fact_id IN ({marks}) AND {where}"""
     rows = ctx.conn.execute(
-        f"""SELECT c.to_fact_id, c.strength, c.from_fact_id FROM causal_links c
-                JOIN facts f ON f.id = c.to_fact_id WHERE c.from_fact_id IN ({marks}) AND {where}
-            UNION ALL
-            SELECT c.from_fact_id, c.strength, c.to_fact_id FROM causal_links c
-                JOIN facts f ON f.id = c.from_fact_id WHERE c.to_fact_id IN ({marks}) AND {where}""",
-        [*seed_ids, *args, *seed_ids, *args],
+        causes if causes_only else f"{effects} UNION ALL {causes}",
+        [*seed_ids, *args] if causes_only else [*seed_ids, *args, *seed_ids, *args],
     ).fetchall()
     best: dict[str, float] = {}
     for fact_id, strength, seed in rows:

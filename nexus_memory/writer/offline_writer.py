@@ -108,7 +108,12 @@ class OfflineWriter:
                 fact_ids.append(None)
                 continue
             result = tools.insert_fact(
-                fact.text, fact.as_of, ingested_at=event.as_of, source_event_id=event.id, metadata={"kind": fact.kind}
+                fact.text,
+                fact.as_of,
+                ingested_at=event.as_of,
+                source_event_id=event.id,
+                metadata={"kind": fact.kind},
+                about=fact.about,
             )
             fact_ids.append(result["fact_id"])
             if result["status"] != "inserted":

@@ -87,8 +87,11 @@ class WriterTools:
         source_event_id: str | None = None,
         metadata: dict[str, Any] | None = None,
         context: str | None = None,
+        about: tuple[int, int] | None = None,
     ) -> dict[str, Any]:
-        """Store a new fact unless a near-duplicate exists (facts.insert). Returns {fact_id, status}."""
+        """Store a new fact unless a near-duplicate exists (facts.insert). Returns {fact_id, status}.
+
+        `as_of` is when it was said, `about` the (first, last) ms of the time its text names, if any."""
         result = insert_fact(
             self.conn,
             text,
@@ -97,6 +100,7 @@ class WriterTools:
             provenance={"writer": self.writer, "writer_run_id": self.writer_run_id, "episode_id": self.episode_id},
             source_event_id=source_event_id,
             ingested_at=ingested_at,
+            about=about,
             context=context,
         )
         if result["status"] == "inserted":

@@ -24,7 +24,8 @@ Pipeline for one event (`facts.extract`), and the module that does each step:
    sentence on a causal cue (cause + effect facts and a `CausalPair`): `causal`; otherwise on ", and " /
    ", but " when both sides are clauses (subject-like start and a verb): `sentences`;
 7. resolve I/me/my to the sender and you/your to the peer (`pronouns`, with names from `names`),
-   annotate relative dates with the explicit date and read explicit dates into `as_of` (`dates`), tag
+   annotate relative dates with the explicit date and read the time the fact is about (`dates`: a fact's `as_of`
+   is when its message was sent, its `about` the first to last day its text names, relative or explicit), tag
    entities (`entities`, `literals`) and the derived kind (`kinds`). A statement that names no person
    after resolution is attributed: "<sender> said ...".
 
@@ -32,36 +33,69 @@ The word lists live in `words`, the result types in `results`. Everything here i
 English-only; the LLM writer is the quality path.
 """
 
-from nexus_memory.writer.extractor.contacts import find_contacts
-from nexus_memory.writer.extractor.dates import annotate_relative_dates, explicit_date
-from nexus_memory.writer.extractor.entities import find_entities
-from nexus_memory.writer.extractor.facts import extract
-from nexus_memory.writer.extractor.introductions import find_introductions
-from nexus_memory.writer.extractor.kinds import classify_kind
-from nexus_memory.writer.extractor.results import (
-    CausalPair,
-    ContactStatement,
-    EntityMention,
-    ExtractedFact,
-    Extraction,
-    NameIntroduction,
-)
-from nexus_memory.writer.extractor.sentences import split_compound, split_sentences
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nexus_memory.core.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from nexus_memory.writer.extractor.contacts import find_contacts
+    from nexus_memory.writer.extractor.dates import DatedText, annotate_relative_dates, explicit_dates, read_dates
+    from nexus_memory.writer.extractor.entities import find_entities
+    from nexus_memory.writer.extractor.facts import extract
+    from nexus_memory.writer.extractor.introductions import find_introductions
+    from nexus_memory.writer.extractor.kinds import classify_kind
+    from nexus_memory.writer.extractor.results import (
+        CausalPair,
+        ContactStatement,
+        EntityMention,
+        ExtractedFact,
+        Extraction,
+        NameIntroduction,
+    )
+    from nexus_memory.writer.extractor.sentences import split_compound, split_sentences
 
 __all__ = [
     "CausalPair",
     "ContactStatement",
+    "DatedText",
     "EntityMention",
     "ExtractedFact",
     "Extraction",
     "NameIntroduction",
     "annotate_relative_dates",
     "classify_kind",
-    "explicit_date",
+    "explicit_dates",
     "extract",
     "find_contacts",
     "find_entities",
     "find_introductions",
+    "read_dates",
     "split_compound",
     "split_sentences",
 ]
+
+# Loaded on first use: observations and recall read one date helper (extractor.dates), and a cold `context`
+# should not import every extractor module for it.
+_HOMES = {
+    "CausalPair": "nexus_memory.writer.extractor.results",
+    "ContactStatement": "nexus_memory.writer.extractor.results",
+    "DatedText": "nexus_memory.writer.extractor.dates",
+    "EntityMention": "nexus_memory.writer.extractor.results",
+    "ExtractedFact": "nexus_memory.writer.extractor.results",
+    "Extraction": "nexus_memory.writer.extractor.results",
+    "NameIntroduction": "nexus_memory.writer.extractor.results",
+    "annotate_relative_dates": "nexus_memory.writer.extractor.dates",
+    "classify_kind": "nexus_memory.writer.extractor.kinds",
+    "explicit_dates": "nexus_memory.writer.extractor.dates",
+    "extract": "nexus_memory.writer.extractor.facts",
+    "find_contacts": "nexus_memory.writer.extractor.contacts",
+    "find_entities": "nexus_memory.writer.extractor.entities",
+    "find_introductions": "nexus_memory.writer.extractor.introductions",
+    "read_dates": "nexus_memory.writer.extractor.dates",
+    "split_compound": "nexus_memory.writer.extractor.sentences",
+    "split_sentences": "nexus_memory.writer.extractor.sentences",
+}
+
+__getattr__ = lazy_attributes(__name__, _HOMES)

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field, replace
 
 from nexus_memory.events.ledger import Event
 from nexus_memory.writer.extractor.antecedents import Antecedents
-from nexus_memory.writer.extractor.causal import CAUSAL_LINK_PREV, split_causal
+from nexus_memory.writer.extractor.causal import CAUSAL_LINK_PREV, reason_for_previous, split_causal
 from nexus_memory.writer.extractor.contacts import find_contacts, signature_contacts, signature_role
-from nexus_memory.writer.extractor.dates import annotate_relative_dates, explicit_date
+from nexus_memory.writer.extractor.dates import read_dates
 from nexus_memory.writer.extractor.entities import find_entities, merge_mentions
 from nexus_memory.writer.extractor.introductions import INTRO_RE, find_introductions, intro_ok
 from nexus_memory.writer.extractor.kinds import classify_kind
@@ -106,6 +106,7 @@ class _Split:
     statements: list[_Statement]
     pairs: list[tuple[int, int, float]] = field(default_factory=list)  # (cause, effect, strength)
     link_prev: float = 0.0  # >0: the previous statement of the event causes the first one here
+    reason_prev: float = 0.0  # >0: the first statement here is the reason for the previous one
 
 
 @dataclass
@@ -151,6 +152,8 @@ def _extract_event(event: Event, message: MessageParts, reader: _Reader, result:
             result.facts.append(build_fact(statement, event, names, peer, contacts))
         if split.link_prev and produced:
             result.causal.append(CausalPair(base - 1, base, split.link_prev))
+        if split.reason_prev and produced:
+            result.causal.append(CausalPair(base, base - 1, split.reason_prev))
         for cause, effect, strength in split.pairs:
             result.causal.append(CausalPair(base + cause, base + effect, strength))
         produced += len(split.statements)
@@ -170,7 +173,9 @@ def _read_text(text: str, speaker: str, reader: _Reader, *, claims: bool) -> lis
         clauses = [c for c in re.split(r";\s+", sentence) if c.strip()]
         for piece in [p for c in clauses for p in (_claim_introductions(c, speaker) if claims else [c])]:
             cleaned, called = clean_sentence(piece, reader.names)
-            if cleaned and is_informative(cleaned, reader.names):
+            # A reason for the sentence before is judged by the reason itself ("That's because ...").
+            reason = reason_for_previous(cleaned) if cleaned else None
+            if cleaned and is_informative(reason[0] if reason else cleaned, reader.names):
                 # "Sam, you left your bottle": the one a sentence calls by name is its "you".
                 peer = reader.names.full_name(called) if called else reader.peer
                 cleaned = reader.antecedents.resolve(cleaned, speaker, peer)
@@ -212,7 +217,11 @@ def _claim_introductions(sentence: str, speaker: str) -> list[str]:
 
 
 def _split_statement(sentence: str, speaker: str) -> _Split:
-    """A sentence as statements: a causal pair, else compound clauses; plus a causal link backwards."""
+    """A sentence as statements: a causal pair, else compound clauses; plus a causal link backwards (the
+    sentence before is its cause, or it is the reason for the sentence before)."""
+    reason = reason_for_previous(sentence)
+    if reason:
+        return _Split([_Statement(reason[0], speaker)], [], reason_prev=reason[1])
     link_strength = 0.0
     link = CAUSAL_LINK_PREV.match(sentence)
     if link and has_verb(sentence[link.end() :]):
@@ -237,8 +246,8 @@ def build_fact(
     """
     kind = "fact" if statement.is_photo else classify_kind(statement.text)
     resolved, first_person = resolve_pronouns(statement.text, statement.speaker, peer)
-    resolved, date_mentions = annotate_relative_dates(resolved, event.as_of)
-    as_of, explicit = explicit_date(resolved, event.as_of)
+    dated = read_dates(resolved, event.as_of)
+    resolved = dated.text
     people = {statement.speaker, *(n for n in names.known if n)}
     if peer:
         people.add(peer)
@@ -249,11 +258,16 @@ def build_fact(
         said = resolved if resolved.startswith(tuple(owners)) else lower_first(resolved, names)
         resolved = f"{statement.speaker} said {said}"
     entities = find_entities(resolved, names, speaker=statement.speaker, peer=peer)
-    entities = merge_mentions(entities, [EntityMention(d, "date") for d in [*date_mentions, *explicit]])
+    entities = merge_mentions(entities, [EntityMention(d, "date") for d in dated.mentions])
     own = {c.value for c in contacts if c.owner == "sender"}
     entities = [
         EntityMention(e.name, e.type, "contact_of_sender") if e.name.lstrip("@") in own else e for e in entities
     ]
     return ExtractedFact(
-        text=finish(resolved), source_event_id=event.id, as_of=as_of, entities=tuple(entities), kind=kind
+        text=finish(resolved),
+        source_event_id=event.id,
+        as_of=event.as_of,
+        entities=tuple(entities),
+        kind=kind,
+        about=dated.about,
     )

@@ -20,9 +20,10 @@ class ExtractedFact:
 
     text: str
     source_event_id: str
-    as_of: int  # unix ms: the event time, or the explicit date stated in the text
+    as_of: int  # unix ms: when it was said (the event's time)
     entities: tuple[EntityMention, ...]
     kind: str = "fact"  # or decision, action_item, commitment, preference_stated, correction
+    about: tuple[int, int] | None = None  # first and last unix ms of the time the text names; None: names none
 
 
 @dataclass(frozen=True)
