@@ -103,17 +103,21 @@ def run_llm(
     max_episodes: int = 30,
     episode_turns: int = 0,
     mode: str | None = None,
+    max_seconds: float = 0.0,
 ) -> dict[str, Any]:
-    """Run `writer` (default: the LLM writer from settings) and the offline writer on the subset."""
+    """Run `writer` (default: the LLM writer from settings) and the offline writer on the subset.
+
+    `max_seconds`: start no LLM episode after this long; the report covers the episodes that ran."""
     data = json.loads(Path(path).read_text())
     episodes = bench_episodes(data, conversations=conversations, max_episodes=max_episodes, episode_turns=episode_turns)
     if writer is None:
         from nexus_memory.writer.llm import LLMWriter
 
         writer = LLMWriter.from_settings(settings or load_settings(), **({"mode": mode} if mode else {}))
+    llm = _llm(episodes, writer, max_seconds)
+    episodes = episodes[: len(llm["per_episode"])]  # a time limit may have left the last ones out
     turns = {e.id for episode in episodes for e in episode.events}
     offline = _offline(episodes)
-    llm = _llm(episodes, writer)
     return {
         "episodes": len(episodes),
         "turns": len(turns),
@@ -146,8 +150,9 @@ def _offline(episodes: list[BenchEpisode]) -> dict[str, Any]:
     return {"summary": summary, "facts_by_turn": facts_by_turn}
 
 
-def _llm(episodes: list[BenchEpisode], writer: EpisodeWriter) -> dict[str, Any]:
+def _llm(episodes: list[BenchEpisode], writer: EpisodeWriter, max_seconds: float = 0.0) -> dict[str, Any]:
     recorder = _Recorder(writer)
+    started = time.perf_counter()
     per_episode: list[dict[str, Any]] = []
     with (
         tempfile.TemporaryDirectory(prefix="nexus-bench-llm-") as tmp,
@@ -158,6 +163,10 @@ def _llm(episodes: list[BenchEpisode], writer: EpisodeWriter) -> dict[str, Any]:
                 for event in [*episode.context, *episode.events]:
                     ledger.append_event(stores, event)
         for i, episode in enumerate(episodes, 1):
+            if max_seconds and i > 1 and time.perf_counter() - started > max_seconds:
+                print(f"time limit: {len(episodes) - i + 1} episode(s) not run", file=sys.stderr)
+                episodes = episodes[: i - 1]
+                break
             outcome = write_events(stores, episode.events, recorder, context=episode.context)
             row = _episode_row(episode, outcome, recorder)
             per_episode.append(row)

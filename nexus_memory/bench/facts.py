@@ -27,7 +27,9 @@ with no one else named in the fact to refer to.
 from __future__ import annotations
 
 import json
+import random
 import re
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -39,13 +41,16 @@ from nexus_memory.bench.extract import CONTEXT_TURNS, conversation_sessions
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.words import word_set
+from nexus_memory.events import ledger
 from nexus_memory.events.ingest import ingest_file
 from nexus_memory.events.ledger import Event, row_to_event
 from nexus_memory.events.partitions import ledger_days
 from nexus_memory.identity import store as identity
 from nexus_memory.pipeline.layers import run_layer
+from nexus_memory.writer.base import EpisodeWriter
 from nexus_memory.writer.extractor import extract
 from nexus_memory.writer.offline_writer import OfflineWriter
+from nexus_memory.writer.run import write_events
 
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
 LABELS = SAMPLE_DATA / "fact_labels.jsonl"
@@ -244,6 +249,104 @@ def _by_message(facts: list[tuple[str, str, str]], prefix: str = "") -> dict[str
     for message, text, _ in facts:
         out[prefix + message].append(text)
     return out
+
+
+# --- the LLM writer on the labelled set ------------------------------------------------------------------
+LLM_SEED = 27  # which labelled messages the LLM writer reads when it reads only some
+
+
+def llm_kept(
+    records: list[dict[str, Any]], writer: EpisodeWriter, locomo: Path | None, max_seconds: float = 0.0
+) -> tuple[dict[str, list[str]], list[dict[str, Any]]]:
+    """The facts `writer` keeps from each labelled message, read as a one-message episode with the label's
+    context (the turns before it, or its thread's earlier messages) as read-only context, through the real
+    runner on a throwaway store; and one row per message (status, mode, seconds, facts). `max_seconds`: start
+    no message after this long (the rows say which ran)."""
+    kept: dict[str, list[str]] = defaultdict(list)
+    rows: list[dict[str, Any]] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="nexus-bench-facts-llm-") as tmp,
+        Stores(load_settings(data_dir=tmp)) as stores,
+    ):
+        ingest_file(stores, SAMPLE_EVENTS, "jsonl")  # the sample stream's senders, as the offline run has them
+        turns: dict[str, Event] = {}
+        if locomo is not None:
+            for sample in json.loads(locomo.read_text()):
+                for session in conversation_sessions(sample):
+                    turns.update((f"locomo:{e.id}", e) for e in session)
+            with stores.transaction():
+                for record in records:
+                    for event_id in _with_context(record):
+                        if event_id in turns:
+                            ledger.append_event(stores, turns[event_id])
+        started = time.perf_counter()
+        for record in records:
+            if max_seconds and rows and time.perf_counter() - started > max_seconds:
+                break
+            events = _events(stores, turns, _with_context(record))
+            if not events or events[-1].id != record["id"].removeprefix("locomo:"):
+                continue  # a LoCoMo label without the LoCoMo file
+            # A sample message gets its thread's earlier messages from the store, as the pipeline gives them.
+            context = events[:-1] if record["source"] == "locomo" else None
+            outcome = write_events(stores, events[-1:], writer, context=context)
+            texts = [
+                r[0] for r in stores.conn.execute("SELECT text FROM facts WHERE source_event_id = ?", (events[-1].id,))
+            ]
+            kept[record["id"]] = texts
+            rows.append(
+                {
+                    "id": record["id"],
+                    "status": outcome.status,
+                    "mode": outcome.mode,
+                    "seconds": round(outcome.seconds, 1),
+                }
+                | {"facts": texts, "error": (outcome.error or "")[:200]}
+            )
+            print(f"[{len(rows)}/{len(records)}] {record['id'][:60]}: {outcome.status} {len(texts)}", file=sys.stderr)
+    return kept, rows
+
+
+def _with_context(record: dict[str, Any]) -> list[str]:
+    """A LoCoMo label's context turns, then its own turn; a sample message alone (the runner reads its thread)."""
+    if record["source"] == "locomo":
+        return [f"locomo:{record['sample_id']}:{dia}" for dia in record.get("context", [])] + [record["id"]]
+    return [record["id"]]
+
+
+def _events(stores: Stores, turns: dict[str, Event], ids: list[str]) -> list[Event]:
+    found = []
+    for event_id in ids:
+        if event_id in turns:
+            found.append(turns[event_id])
+        elif row := stores.conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone():
+            found.append(row_to_event(row))
+    return found
+
+
+def run_llm(
+    writer: EpisodeWriter, locomo: Path | None = None, *, messages: int = 20, max_seconds: float = 0.0
+) -> dict[str, Any]:
+    """The LLM writer and the offline writer on the same labelled messages (`messages` of them, drawn at
+    random with LLM_SEED; 0: all): precision and recall of each, and the LLM writer's row per message."""
+    labels = [r for r in load_labels() if locomo is not None or r["source"] != "locomo"]
+    chosen = random.Random(LLM_SEED).sample(labels, messages) if 0 < messages < len(labels) else labels
+    llm, rows = llm_kept(chosen, writer, locomo, max_seconds)
+    ran = [r for r in chosen if r["id"] in llm]
+    offline = _by_message(sample_store_facts(SAMPLE_EVENTS))
+    if locomo is not None:
+        offline.update(_by_message(locomo_facts(locomo), "locomo:"))
+    scores = {"llm": score(ran, llm), "offline": score(ran, offline)}
+    for part in scores.values():
+        del part["missed_labels"]
+    return {
+        "messages": len(ran),
+        "writer": writer.name,
+        "mode": getattr(writer, "mode", ""),
+        "ok": sum(1 for r in rows if r["status"] == "ok"),
+        "seconds_per_message": round(sum(r["seconds"] for r in rows) / len(rows), 1) if rows else 0.0,
+        **scores,
+        "per_message": rows,
+    }
 
 
 def run(locomo: Path | None = None, *, labels_path: Path = LABELS, details: bool = False) -> dict[str, Any]:

@@ -33,7 +33,9 @@ def register(subcommands: Subcommands) -> None:
     p = add_command(subcommands, "failed", "episodes whose writer run failed, with the reason")
     p.set_defaults(func=cmd_failed)
 
-    p = add_command(subcommands, "stats", "row counts of every layer")
+    p = add_command(
+        subcommands, "stats", "row counts of every layer, and the writer's episodes, seconds and tokens per mode"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
 
@@ -167,7 +169,8 @@ def cmd_failed(args: argparse.Namespace) -> int:
     print_json(
         [
             {"day": split_partition_key(f.partition_key)[0], "platform": split_partition_key(f.partition_key)[1]}
-            | {"partition_key": f.partition_key, "episode_id": f.episode_id, "attempts": f.attempts, "error": f.error}
+            | {"partition_key": f.partition_key, "episode_id": f.episode_id, "attempts": f.attempts}
+            | {"mode": f.mode, "seconds": round(f.seconds, 1), "error": f.error}
             for f in failed
         ]
     )
@@ -175,11 +178,25 @@ def cmd_failed(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from nexus_memory.writer.run import episode_costs
+
     with Stores(load_settings()) as stores:
         counts = stores.counts()
+        costs = episode_costs(stores)
+    # What the writer's episodes cost, per mode (offline, or the LLM writer's tools / structured).
+    by_mode = {
+        c.mode or "not recorded": {"episodes": c.episodes, "ok": c.ok, "seconds": round(c.seconds, 1)}
+        | {"prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens}
+        for c in costs
+    }
     if args.json:
-        print_json(counts)
+        print_json({**counts, "episode_processing_by_mode": by_mode})
     else:
         for name, value in counts.items():
             print(f"{name:>18}  {value}")
+        for mode, cost in by_mode.items():
+            print(
+                f"{'writer ' + mode:>18}  {cost['episodes']} episodes ({cost['ok']} ok), {cost['seconds']} s, "
+                f"{cost['prompt_tokens']} + {cost['completion_tokens']} tokens"
+            )
     return 0

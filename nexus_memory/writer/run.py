@@ -36,7 +36,7 @@ class EpisodeOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
-    mode: str = ""  # the LLM writer's mode for this episode ('tools' | 'structured'); '' for the offline writer
+    mode: str = ""  # the writer's mode for this episode: 'offline', or the LLM writer's 'tools' | 'structured'
     dropped: dict[str, int] = field(default_factory=dict)  # items validation dropped, by '<item>:<reason>'
 
 
@@ -127,7 +127,7 @@ def write_events(
                 )
             outcome.status, outcome.facts = "ok", len(tools.facts_written)
             outcome.prompt_tokens, outcome.completion_tokens = result.prompt_tokens, result.completion_tokens
-            outcome.mode, outcome.dropped = result.mode, dict(result.dropped)
+            outcome.mode, outcome.dropped = result.mode or _plain_mode(writer), dict(result.dropped)
             outcome.seconds = time.perf_counter() - started
             _record(stores, outcome, writer.name)
     except Exception as exc:
@@ -135,11 +135,16 @@ def write_events(
         # Tokens spent on a failed episode are still spent; the LLM writer attaches them to its failure.
         outcome.prompt_tokens = getattr(exc, "prompt_tokens", 0)
         outcome.completion_tokens = getattr(exc, "completion_tokens", 0)
-        outcome.mode = getattr(exc, "mode", "")
+        outcome.mode = getattr(exc, "mode", "") or _plain_mode(writer)
         outcome.error = f"{type(exc).__name__}: {exc}"[:2000]
         outcome.seconds = time.perf_counter() - started
         _record(stores, outcome, writer.name)
     return outcome
+
+
+def _plain_mode(writer: EpisodeWriter) -> str:
+    """The mode of a writer that has only one: the offline writer's is 'offline'."""
+    return "offline" if writer.name == "offline" else ""
 
 
 def _record(stores: Stores, outcome: EpisodeOutcome, writer: str) -> None:
@@ -147,7 +152,7 @@ def _record(stores: Stores, outcome: EpisodeOutcome, writer: str) -> None:
         return
     stores.conn.execute(
         """INSERT INTO episode_processing (episode_id, status, writer, attempts, facts_written, prompt_tokens,
-               completion_tokens, error, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)
+               completion_tokens, error, updated_at, mode, seconds) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (episode_id) DO UPDATE SET
                -- Another run that wrote this episode first leaves 'ok'; finding nothing new after it is no news.
                status = CASE WHEN excluded.status = 'skipped' AND status = 'ok' THEN status ELSE excluded.status END,
@@ -155,6 +160,8 @@ def _record(stores: Stores, outcome: EpisodeOutcome, writer: str) -> None:
                attempts = attempts + 1, facts_written = facts_written + excluded.facts_written,
                prompt_tokens = prompt_tokens + excluded.prompt_tokens,
                completion_tokens = completion_tokens + excluded.completion_tokens,
+               -- A skip ran no writer: the mode that wrote the episode stays.
+               mode = coalesce(excluded.mode, mode), seconds = seconds + excluded.seconds,
                error = excluded.error, updated_at = excluded.updated_at""",
         (
             outcome.episode_id,
@@ -165,6 +172,8 @@ def _record(stores: Stores, outcome: EpisodeOutcome, writer: str) -> None:
             outcome.completion_tokens,
             outcome.error,
             now_ms(),
+            outcome.mode or None,
+            outcome.seconds,
         ),
     )
 
@@ -177,12 +186,14 @@ class FailedEpisode:
     episode_id: str
     attempts: int
     error: str | None
+    mode: str | None = None  # the writer mode of the last attempt ('offline', 'tools', 'structured')
+    seconds: float = 0.0  # over all attempts
 
 
 def failed_episodes(stores: Stores, partition_keys: Sequence[str] | None = None) -> list[FailedEpisode]:
     """Writer episodes whose last run failed, oldest first; only those of `partition_keys` when given."""
     rows = stores.conn.execute(
-        """SELECT e.partition_key, p.episode_id, p.attempts, p.error
+        """SELECT e.partition_key, p.episode_id, p.attempts, p.error, p.mode, p.seconds
            FROM episode_processing p JOIN episodes e ON e.id = p.episode_id
            WHERE p.status = 'failed' AND e.definition_id = :definition
              AND (:keys IS NULL OR e.partition_key IN (SELECT value FROM json_each(:keys)))
@@ -192,7 +203,49 @@ def failed_episodes(stores: Stores, partition_keys: Sequence[str] | None = None)
             "keys": None if partition_keys is None else json.dumps(list(partition_keys)),
         },
     ).fetchall()
-    return [FailedEpisode(r[0], r[1], r[2], r[3]) for r in rows]
+    return [FailedEpisode(*r) for r in rows]
+
+
+@dataclass(frozen=True)
+class ModeCost:
+    """What the writer's episodes cost in one mode (`mode` '' for rows written before modes were recorded)."""
+
+    mode: str
+    episodes: int
+    ok: int
+    seconds: float  # in all, over every attempt
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def seconds_per_episode(self) -> float:
+        return self.seconds / self.episodes if self.episodes else 0.0
+
+    @property
+    def tokens_per_episode(self) -> float:
+        return (self.prompt_tokens + self.completion_tokens) / self.episodes if self.episodes else 0.0
+
+
+def episode_costs(
+    stores: Stores, partition_keys: Sequence[str] | None = None, *, since_ms: int | None = None
+) -> list[ModeCost]:
+    """Writer episodes per mode with their seconds and tokens; only those of `partition_keys` when given,
+    and only those whose last attempt ran at or after `since_ms` (a run's own episodes) when given."""
+    rows = stores.conn.execute(
+        """SELECT coalesce(p.mode, ''), count(*), sum(p.status = 'ok'), sum(p.seconds), sum(p.prompt_tokens),
+                  sum(p.completion_tokens)
+           FROM episode_processing p JOIN episodes e ON e.id = p.episode_id
+           WHERE e.definition_id = :definition AND p.status != 'skipped'
+             AND (:keys IS NULL OR e.partition_key IN (SELECT value FROM json_each(:keys)))
+             AND (:since IS NULL OR p.updated_at >= :since)
+           GROUP BY 1 ORDER BY 1""",
+        {
+            "definition": DEFINITIONS[WRITER_DEFINITION].id,
+            "keys": None if partition_keys is None else json.dumps(list(partition_keys)),
+            "since": since_ms,
+        },
+    ).fetchall()
+    return [ModeCost(r[0], r[1], r[2], round(r[3], 3), r[4], r[5]) for r in rows]
 
 
 def pending_episodes(stores: Stores, day: str, platform: str, *, only_failed: bool = False) -> list[str]:

@@ -13,8 +13,10 @@ from typing import Any
 
 import dagster as dg
 
+from nexus_memory.core.ids import now_ms
+from nexus_memory.events.partitions import partition_key
 from nexus_memory.pipeline.layers import LayerReport, run_layer
-from nexus_memory.writer.run import FailedEpisode
+from nexus_memory.writer.run import FailedEpisode, ModeCost, episode_costs
 from nexus_memory_assets.common import MEMORY_GROUP, SQLITE_POOL, md_table
 from nexus_memory_assets.loggers import progress_log
 from nexus_memory_assets.partitions import run_days
@@ -74,8 +76,27 @@ def batch_metadata(reports: list[LayerReport]) -> dict[str, Any]:
 def failed_episodes_table(failures: Sequence[FailedEpisode]) -> dg.MetadataValue:
     """The failed episodes as a table: partition, episode, attempts and the last error."""
     return md_table(
-        ["partition", "episode", "attempts", "error"],
-        [[f.partition_key, f.episode_id, f.attempts, f.error] for f in failures],
+        ["partition", "episode", "attempts", "mode", "seconds", "error"],
+        [[f.partition_key, f.episode_id, f.attempts, f.mode or "", round(f.seconds, 1), f.error] for f in failures],
+    )
+
+
+def episode_cost_table(costs: Sequence[ModeCost]) -> dg.MetadataValue:
+    """What the run's writer episodes cost per mode: episodes (ok), seconds and tokens, in all and each."""
+    return md_table(
+        ["mode", "episodes", "ok", "seconds", "s / episode", "tokens (prompt + completion)", "tokens / episode"],
+        [
+            [
+                c.mode or "(not recorded)",
+                c.episodes,
+                c.ok,
+                round(c.seconds, 1),
+                round(c.seconds_per_episode, 1),
+                f"{c.prompt_tokens} + {c.completion_tokens}",
+                round(c.tokens_per_episode),
+            ]
+            for c in costs
+        ],
     )
 
 
@@ -120,6 +141,7 @@ def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
         embedder: EmbedderResource,
     ) -> dg.MaterializeResult:
         episode_writer = writer.get_writer()
+        started_ms = now_ms()
         reports = run_batches(
             context.op_execution_context,
             partitions_def,
@@ -131,6 +153,11 @@ def build_layer_assets(partitions_def: dg.MultiPartitionsDefinition) -> list[dg.
             episode_ids=config.episode_ids or None,
         )
         metadata = batch_metadata(reports)
+        with stores.open() as opened:
+            keys = [partition_key(day, r.platform) for r in reports for day in r.days]
+            costs = episode_costs(opened, keys, since_ms=started_ms)
+        if costs:
+            metadata["cost_by_mode"] = episode_cost_table(costs)
         failures = [f for r in reports for f in r.failures]
         if failures:
             # Good episodes stay committed and go on to be embedded; the failed ones wait for a rerun.

@@ -36,7 +36,8 @@ from nexus_memory.writer.tools import (
 )
 
 # -- lenient reading of a small model's arguments --------------------------------------------------
-_TIMES = frozenset({"as_of", "time_after", "time_before"})  # unix ms, unix seconds or ISO 8601 text
+# unix ms, unix seconds or ISO 8601 text
+_TIMES = frozenset({"as_of", "about_start", "about_end", "time_after", "time_before"})
 # Asked for in the schemas but defaulted here: a finish without a summary still ends the episode,
 # and a fact from a one-event episode can only come from that event (ModelTools.source_event).
 _DEFAULTS: dict[str, dict[str, Any]] = {"finish": {"summary": ""}, "insert_fact": {"source_event_id": ""}}
@@ -101,9 +102,10 @@ class CheckedFact:
 
     text: str
     event: Event
-    as_of: int
+    as_of: int  # when it was said: its event's time
     fixes: tuple[str, ...] = ()  # 'fact:recited', 'fact:speaker_rewritten'
     replaced: str = ""  # the participant the fact named in the sender's place, when it was given back
+    about: tuple[int, int] | None = None  # first and last ms of the time its text names (dates.read_dates)
 
 
 class FactDropped(Exception):
@@ -165,9 +167,18 @@ class ModelTools:
             raise ToolError("recall is not available here; go on without the dedup check") from None
 
     def insert_fact(
-        self, text: str, source_event_id: str, as_of: int | None = None, metadata: dict[str, Any] | None = None
+        self,
+        text: str,
+        source_event_id: str,
+        as_of: int | None = None,
+        metadata: dict[str, Any] | None = None,
+        about_start: int | None = None,
+        about_end: int | None = None,
     ) -> Any:
+        """Two times (docs/stores.md): `as_of` when it was said (default: the event's time), and the time it is
+        about: validation's reading of the text's dates, else the model's about_start..about_end."""
         event = self.source_event(source_event_id)
+        about = None if about_start is None else (about_start, max(about_start, about_end or about_start))
         if self.check is not None:
             try:
                 checked = self.check(text, event)
@@ -178,9 +189,10 @@ class ModelTools:
             self.fixed.update(checked.fixes)
             text, event = checked.text, checked.event
             as_of = checked.as_of if as_of is None else as_of
+            about = checked.about or about
         when = event.as_of if as_of is None else as_of  # no (readable) time: the event's
         result = self.tools.insert_fact(
-            text, when, ingested_at=event.as_of, source_event_id=event.id, metadata=metadata
+            text, when, ingested_at=event.as_of, source_event_id=event.id, metadata=metadata, about=about
         )
         return {**result, "as_of": when}
 
@@ -241,8 +253,13 @@ WRITER_TOOLS = ToolRegistry(
                     "text": {**_S, "description": "the fact, one self-contained sentence with real names"},
                     "as_of": {
                         "type": "integer",
-                        "description": "when it became true, unix ms; omit for the event's time",
+                        "description": "when it was said, unix ms; omit for the event's time",
                     },
+                    "about_start": {
+                        "type": "integer",
+                        "description": "the time the fact is about, if it names one: its first unix ms",
+                    },
+                    "about_end": {"type": "integer", "description": "its last unix ms (a span); omit for a moment"},
                     "source_event_id": {**_S, "description": "ref (e1, e2, ...) or id of the new event it comes from"},
                     "metadata": {"type": "object", "description": "optional extra details"},
                 },

@@ -19,6 +19,8 @@ from nexus_memory.core.tooling import ToolError
 from nexus_memory.identity import store as identity
 from nexus_memory.llm.client import Budget, LLMClient, Usage
 from nexus_memory.writer.base import EpisodeInput
+from nexus_memory.writer.extractor import split_sentences
+from nexus_memory.writer.extractor.structure import read_message
 from nexus_memory.writer.llm.episode import event_refs, render_episode, system_prompt
 from nexus_memory.writer.llm.model_tools import ModelTools
 from nexus_memory.writer.llm.validation import CLAIM_TYPES, ENTITY_TYPES, EpisodeView, Plan, PlannedFact, validate
@@ -102,6 +104,8 @@ class StructuredOutcome:
 class StructuredExtractor:
     """One validated JSON-schema call per episode, then the writes through `ModelTools`."""
 
+    mode = "structured"
+
     def __init__(
         self, client: LLMClient, budget: Budget, prompt: str, *, retries: int = 2, temperature: float = 0.0
     ) -> None:
@@ -111,37 +115,106 @@ class StructuredExtractor:
         self.retries = retries
         self.temperature = temperature
 
+    def ask(self, episode: EpisodeInput) -> tuple[dict[str, Any], dict[str, Any], str]:
+        """The schema sent, the schema answers are checked against, and the closing of the episode message."""
+        return extraction_schema(event_refs(episode)), CHECK_SCHEMA, CLOSING
+
+    def document(self, answer: dict[str, Any], episode: EpisodeInput) -> tuple[dict[str, Any], Counter[str]]:
+        """The answer as a document of facts, links and claims for `validate`, and what was dropped on the way."""
+        return answer, Counter()
+
     def run(self, tools: WriterTools, episode: EpisodeInput, usage: Usage) -> StructuredOutcome:
         """Ask, validate, write; LLMError when no valid document came back (then nothing is written)."""
+        schema, check_schema, closing = self.ask(episode)
         messages = [
             {"role": "system", "content": system_prompt(self.prompt, tools)},
-            {"role": "user", "content": render_episode(tools, episode, CLOSING)},
+            {"role": "user", "content": render_episode(tools, episode, closing)},
         ]
         result = self.client.structured_call(
-            extraction_schema(event_refs(episode)),
+            schema,
             messages,
             self.budget,
             usage,
             name=SCHEMA_NAME,
             retries=self.retries,
             temperature=self.temperature,
-            check_schema=CHECK_SCHEMA,
+            check_schema=check_schema,
             strict=True,  # every object of the sent schema requires all its properties (`_object`)
         )
         model_tools = ModelTools(tools, episode)
-        plan = validate(result.data, EpisodeView(model_tools, episode, self.prompt), max_facts=MAX_FACTS)
+        document, dropped = self.document(result.data, episode)
+        plan = validate(document, EpisodeView(model_tools, episode, self.prompt), max_facts=MAX_FACTS)
+        plan.dropped.update(dropped)
         outcome = StructuredOutcome(attempts=result.attempts, notes=[*result.failures])
-        _Applier(model_tools, plan, outcome).apply()
+        _Applier(model_tools, plan, outcome, self.mode).apply()
         outcome.dropped.update(plan.dropped)
         outcome.fixed.update(plan.fixed)
         outcome.notes += plan.drop_notes
         return outcome
 
 
+# -- quote mode: the model picks sentences, it does not write them -----------------------------------
+QUOTE_CLOSING = "Answer with the JSON document: the sentences of the new events worth remembering, copied exactly."
+MIN_QUOTE_WORDS = 3  # "Thanks so much!" is no candidate
+MAX_CANDIDATES = 40  # sentences offered per episode: the grammar of a longer enum costs more than it gives
+
+
+def quote_candidates(episode: EpisodeInput) -> list[tuple[str, str]]:
+    """(ref, sentence) of the new events a fact may be: statements of a few words of what the sender wrote
+    (not an email's headers, quoted reply or signature: `read_message`), each offered once."""
+    found: dict[str, str] = {}
+    for ref, event in zip(event_refs(episode), episode.events, strict=True):
+        for sentence in split_sentences(read_message(event.content).body):
+            sentence = " ".join(sentence.split())
+            if len(sentence.split()) >= MIN_QUOTE_WORDS and not sentence.endswith("?") and sentence not in found:
+                found[sentence] = ref
+    return [(ref, sentence) for sentence, ref in found.items()][:MAX_CANDIDATES]
+
+
+def quote_schema(sentences: Sequence[str] | None = None) -> dict[str, Any]:
+    """`{"facts": [{"sentence": ...}]}`: with `sentences` (the one sent) each is one of them, so a
+    grammar-constrained model can only copy what an event says; without, the shape answers are checked against."""
+    sentence: dict[str, Any] = {"type": "string"}
+    if sentences:
+        sentence = {"type": "string", "enum": list(sentences)}
+    limit = {"maxItems": min(MAX_FACTS, len(sentences))} if sentences else {}
+    return _object({"facts": {"type": "array", "items": _object({"sentence": sentence})} | limit})
+
+
+class QuoteExtractor(StructuredExtractor):
+    """Quote mode, for models too small to write a fact (SmolLM2-135M copies the prompt's example onto the
+    speaker): the model only picks sentences of the new events; each becomes a fact in the third person
+    (`validation.attribute`: "I" is the sender) and is judged by the same validation. A fact is then said by
+    construction, and a model that picks badly costs precision, never a fabricated fact."""
+
+    mode = "quote"
+
+    def ask(self, episode: EpisodeInput) -> tuple[dict[str, Any], dict[str, Any], str]:
+        offered = quote_candidates(episode)
+        listed = "\n".join(f"- {sentence}" for _ref, sentence in offered) or "(none)"
+        closing = f"Sentences you may pick:\n{listed}\n\n{QUOTE_CLOSING}"
+        return quote_schema([sentence for _ref, sentence in offered] or [""]), quote_schema(), closing
+
+    def document(self, answer: dict[str, Any], episode: EpisodeInput) -> tuple[dict[str, Any], Counter[str]]:
+        offered = {sentence: ref for ref, sentence in quote_candidates(episode)}
+        facts: list[dict[str, Any]] = []
+        dropped: Counter[str] = Counter()
+        for item in answer.get("facts", []):
+            sentence = " ".join(str(item.get("sentence", "")).split())
+            if sentence not in offered:
+                dropped["fact:not_a_sentence"] += 1  # a server that does not enforce the enum
+            elif any(f["text"] == sentence for f in facts):
+                dropped["fact:picked_twice"] += 1
+            else:
+                facts.append({"text": sentence, "source_ref": offered[sentence], "entities": []})
+        return {"facts": facts, "causal_links": [], "identity_claims": []}, dropped
+
+
 class _Applier:
     """Writes a validated plan with the tool loop's tools; a tool refusing an item drops that item."""
 
-    def __init__(self, model_tools: ModelTools, plan: Plan, outcome: StructuredOutcome) -> None:
+    def __init__(self, model_tools: ModelTools, plan: Plan, outcome: StructuredOutcome, mode: str) -> None:
+        self.mode = mode
         self.model_tools = model_tools
         self.conn = model_tools.tools.conn
         self.plan = plan
@@ -186,7 +259,8 @@ class _Applier:
                 "text": fact.text,
                 "source_event_id": fact.event.id,
                 "as_of": fact.as_of,
-                "metadata": {"mode": "structured"},
+                "metadata": {"mode": self.mode},
+                **({"about_start": fact.about[0], "about_end": fact.about[1]} if fact.about else {}),
             },
         )
         fact_id: str = result["fact_id"]

@@ -46,7 +46,7 @@ from nexus_memory.events.ledger import Event
 from nexus_memory.facts.grounding import BORROWED_WORDS, Grounding, Source, date_words, example_text, names_in
 from nexus_memory.identity import store as identity
 from nexus_memory.writer.base import EpisodeInput
-from nexus_memory.writer.extractor import annotate_relative_dates, explicit_date, find_introductions, split_sentences
+from nexus_memory.writer.extractor import find_introductions, read_dates, split_sentences
 from nexus_memory.writer.extractor.causal import CAUSAL_INFIX, CAUSAL_LINK_PREV, CAUSAL_PREFIX
 from nexus_memory.writer.extractor.dates import ANNOTATION_RE
 from nexus_memory.writer.extractor.pronouns import resolve_pronouns
@@ -125,6 +125,7 @@ class PlannedFact:
     event: Event
     as_of: int
     entities: list[PlannedEntity]
+    about: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -283,9 +284,8 @@ class EpisodeView:
         text, replaced = self.right_speaker(text, source)
         if replaced:
             fixes += ("fact:speaker_rewritten",)
-        text, _relative = annotate_relative_dates(text, source.as_of)
-        as_of, _dates = explicit_date(text, source.as_of)
-        return CheckedFact(text, source, as_of, fixes, replaced)
+        dated = read_dates(text, source.as_of)  # both times: said at the event's, about what the text names
+        return CheckedFact(dated.text, source, source.as_of, fixes, replaced, dated.about)
 
     def source_of(self, text: str, cited: Event) -> tuple[Event, Grounding]:
         """The new event that says the fact: the cited one, unless another one says it better."""
@@ -396,7 +396,7 @@ def _fact(number: int, item: dict[str, Any], view: EpisodeView, plan: Plan) -> N
     for name in {speaker, *([peer] if peer else [])}:
         if (who := view.participant(name)) is not None and _mentions(_norm(checked.text), name):
             entities.append(PlannedEntity(name, "person", who))
-    plan.facts.append(PlannedFact(number, checked.text, checked.event, checked.as_of, _unique(entities)))
+    plan.facts.append(PlannedFact(number, checked.text, checked.event, checked.as_of, _unique(entities), checked.about))
 
 
 def _repetitive(text: str) -> bool:

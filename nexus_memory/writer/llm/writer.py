@@ -3,6 +3,8 @@
 - `tools`: the tool loop (`tool_loop`), for models that call tools well.
 - `structured`: one JSON-schema call per episode (`structured`), for every model a server can
   constrain to a schema, small local ones included.
+- `quote`: one JSON-schema call per episode in which the model only picks sentences of the new events
+  (`structured.QuoteExtractor`), for models too small to write a fact without making one up.
 - `auto` (default): the tool loop, switching an episode to structured mode when tool calling
   itself fails (the server cannot parse the calls, or the model writes no or malformed calls: at
   once, without retries), when the loop reaches its step limit or half the episode's token budget
@@ -12,6 +14,9 @@
   episodes, or at once when the run's first request shows the server too slow for it: about
   `TOOL_EPISODE_REQUESTS` requests at that speed would take longer than `tool_episode_s`
   (NEXUS_LLM_TOOL_EPISODE_S). Each failed tool loop costs a conversation that the next one repeats.
+  Structured mode in its turn hands an episode to quote mode when it keeps no fact and drops some as
+  not said, or gives no valid document (a model too small to write facts); after `AUTO_UNSAID` such
+  episodes the run quotes.
 
 Every episode's `WriteResult` says which mode wrote it (`mode`), why auto left the tool loop
 (`fallback`), which items validation dropped, by reason (`dropped`), and which facts it corrected
@@ -24,18 +29,32 @@ import logging
 from typing import Any
 
 from nexus_memory.core.config import Settings
-from nexus_memory.llm.client import Budget, LLMClient, LLMError, Usage
+from nexus_memory.llm.client import FATAL_STATUS, Budget, LLMClient, LLMError, Usage
 from nexus_memory.writer.base import EpisodeInput, WriteResult, WriterFailure
 from nexus_memory.writer.llm.episode import load_prompt, load_role_prompt
 from nexus_memory.writer.llm.model_tools import undone_on_error
-from nexus_memory.writer.llm.structured import StructuredExtractor
+from nexus_memory.writer.llm.structured import QuoteExtractor, StructuredExtractor, StructuredOutcome
 from nexus_memory.writer.llm.tool_loop import MAX_TOOL_ERRORS, ToolLoop, ToolLoopFailed, ToolStats
 from nexus_memory.writer.tools import WriterTools
 
 log = logging.getLogger(__name__)
 
-MODES = ("auto", "structured", "tools")
+MODES = ("auto", "structured", "tools", "quote")
 AUTO_TOOL_FAILURES = 2  # tool-loop episodes that did not finish before auto stops trying it for the run
+AUTO_UNSAID = 2  # structured episodes that wrote only what was not said before auto quotes for the run
+# Drops that mean the model wrote what the episode does not say (not a question or a greeting it kept).
+UNSAID = frozenset(
+    f"fact:{reason}"
+    for reason in (
+        "prompt_example",
+        "prompt_text",
+        "not_in_source",
+        "name_not_in_episode",
+        "entity_not_in_episode",
+        "wrong_speaker",
+        "repetitive",
+    )
+)
 TOOL_EPISODE_REQUESTS = 6  # requests of a typical tool-loop episode (recall, insert, link, ..., finish)
 STRUCTURED_MAX_TOKENS = 1536  # one whole document per episode
 
@@ -77,15 +96,21 @@ class LLMWriter:
             switch_at_tokens=token_budget // 2 if mode == "auto" else 0,
             max_request_s=tool_episode_s / TOOL_EPISODE_REQUESTS,
         )
-        self.structured = StructuredExtractor(
-            client,
-            Budget(structured_max_tokens, token_budget),
-            load_prompt("writer_structured"),
-            retries=max_retries,
-            temperature=temperature,
-        )
+        extractors = [
+            extractor(
+                client,
+                Budget(structured_max_tokens, token_budget),
+                load_prompt(f"writer_{extractor.mode}"),
+                retries=max_retries,
+                temperature=temperature,
+            )
+            for extractor in (StructuredExtractor, QuoteExtractor)
+        ]
+        self.structured, self.quote = (extractors[1], extractors[1]) if mode == "quote" else extractors
         self.tool_failures = 0  # auto: episodes of this run whose tool loop did not finish
         self.tools_off = ""  # auto: why the tool loop is no longer tried in this run
+        self.unsaid = 0  # auto: structured episodes whose every fact was dropped as not said
+        self.structured_off = ""  # auto: why structured mode is no longer tried in this run (quote instead)
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> LLMWriter:
@@ -135,23 +160,50 @@ class LLMWriter:
         return f"{what} ({' | '.join(exc.failures)})"
 
     def _structured(self, tools: WriterTools, episode: EpisodeInput, usage: Usage, fallback: str) -> WriteResult:
+        extractor = self.quote if self.structured_off else self.structured
+        if self.structured_off:
+            fallback = "; ".join([*([fallback] if fallback else []), f"structured mode is off: {self.structured_off}"])
         try:
-            # A failure half-way through the writes must not leave the first ones.
-            with undone_on_error(tools):
-                outcome = self.structured.run(tools, episode, usage)
+            try:
+                # A failure half-way through the writes must not leave the first ones.
+                with undone_on_error(tools):
+                    outcome = extractor.run(tools, episode, usage)
+                    if self.mode == "auto" and extractor is self.structured and nothing_said(outcome):
+                        raise _NothingSaid(outcome)  # undone: the quote below writes the episode
+            except (_NothingSaid, LLMError) as exc:
+                # Any failure of structured mode but a refused key (no valid document, timeouts): quoting asks less.
+                refused = isinstance(exc, LLMError) and exc.status in FATAL_STATUS
+                if refused or self.mode != "auto" or extractor is not self.structured:
+                    raise
+                extractor, fallback = self.quote, self._unsaid(exc, fallback)
+                with undone_on_error(tools):
+                    outcome = extractor.run(tools, episode, usage)
         except LLMError as exc:
-            raise self._failure(exc.reason, usage, "structured", fallback) from exc
+            raise self._failure(exc.reason, usage, extractor.mode, fallback) from exc
         notes = [f"{outcome.facts_kept} fact(s) kept"] + ([f"auto: {fallback}"] if fallback else [])
         return WriteResult(
             usage.prompt_tokens,
             usage.completion_tokens,
             outcome.tool_calls,
             "; ".join(notes + outcome.notes),
-            mode="structured",
+            mode=extractor.mode,
             dropped=dict(outcome.dropped),
             fixed=dict(outcome.fixed),
             fallback=fallback,
         )
+
+    def _unsaid(self, exc: Exception, fallback: str) -> str:
+        """Count a structured episode that said nothing or gave no valid document (a model too small for it),
+        turn structured mode off for the run after AUTO_UNSAID of them; the fallback note."""
+        self.unsaid += 1
+        if self.unsaid >= AUTO_UNSAID:
+            self.structured_off = f"it wrote nothing said in {self.unsaid} episodes"
+        if isinstance(exc, _NothingSaid):
+            dropped = ", ".join(f"{k} {n}" for k, n in sorted(exc.outcome.dropped.items()) if k in UNSAID)
+            note = f"structured mode wrote only what was not said ({dropped})"
+        else:
+            note = f"structured mode failed ({exc})"
+        return "; ".join([*([fallback] if fallback else []), note])
 
     def _failure(self, reason: str, usage: Usage, mode: str, fallback: str = "") -> WriterFailure:
         where = f"{mode} mode" + (f" (auto, after {fallback})" if fallback else "")
@@ -161,3 +213,16 @@ class LLMWriter:
             completion_tokens=usage.completion_tokens,
             mode=mode,
         )
+
+
+class _NothingSaid(Exception):
+    """Auto: structured mode kept no fact and dropped some as not said; its writes are undone."""
+
+    def __init__(self, outcome: StructuredOutcome) -> None:
+        super().__init__("structured mode wrote only what was not said")
+        self.outcome = outcome
+
+
+def nothing_said(outcome: StructuredOutcome) -> bool:
+    """No fact kept, and at least one dropped because the episode does not say it: a model too small to write."""
+    return outcome.facts_kept == 0 and any(outcome.dropped[reason] for reason in UNSAID)
