@@ -32,6 +32,8 @@ from dagster._core.storage.sqlalchemy_compat import db_result
 from dagster._core.storage.sqlite_storage import DagsterSqliteStorage, _event_logs_directory
 from dagster._serdes import ConfigurableClassData, serialize_value
 
+from nexus_memory_assets.tenant import with_job_tenant
+
 # Events kept in memory before a batch is written; a step's partitions are one batch below this.
 EVENT_BATCH_SIZE = 10_000
 
@@ -115,6 +117,12 @@ class NexusInstance(dg.DagsterInstance):
             __name__, BatchedSqliteStorage.__name__, yaml.dump({"base_dir": base_dir}, default_flow_style=False)
         )
         return defaults
+
+    def create_run(self, *, tags: Mapping[str, Any] | None, job_snapshot: Any, **kwargs: Any) -> dg.DagsterRun:
+        # Every path that makes a run (UI, sensors, schedules, the backfill daemon) passes here before the run is
+        # queued: the run takes its job's tenant (tenant.py), so the queue's per-tenant limit sees it.
+        tags = with_job_tenant(tags, job_snapshot)
+        return super().create_run(tags=tags, job_snapshot=job_snapshot, **kwargs)
 
     def _get_event_batch_size(self) -> int:
         # Dagster hands a storage batches only when this is above 0 (DAGSTER_EVENT_BATCH_SIZE, default 0).

@@ -4,7 +4,7 @@
   (03:00: sessions end and are consolidated by `nightly_consolidation`, nexus_memory_assets/consolidation/jobs.py)
   nightly_decay        04:00  decay, soft-deleting facts below the threshold
   weekly_reflection    Sun 03:00  the weekly reflection (at most one per 6 days, 3 facts needed)
-  forget                on demand  forget an event / fact / sender / entity (run config says which)
+  forget                on demand  forget an event / fact / sender / entity (a filed request; run config: its id)
 
 Each op's output metadata says what changed; the same counts are in lifecycle_runs / deletion_log.
 """
@@ -16,7 +16,7 @@ import dagster as dg
 
 from nexus_memory.core.stores import Stores
 from nexus_memory.lifecycle import conflicts, decay, enrichment, reflection
-from nexus_memory.lifecycle.forget import Target, forget
+from nexus_memory.lifecycle.forget import ForgetError, forget_request
 from nexus_memory_assets.common import SQLITE_POOL
 from resources import StoresResource
 
@@ -98,22 +98,19 @@ weekly_reflection = one_op_job(
 
 
 class ForgetConfig(dg.Config):
-    """What to forget: kind 'event' | 'fact' | 'sender' | 'entity', and its id, handle or name."""
+    """Which filed forget request to carry out: the id `nexus-memory forget ... --request` printed. The run config
+    never holds what is forgotten, because Dagster keeps it (lifecycle/forget/requests.py)."""
 
-    kind: str
-    value: str
-    include_candidates: bool = False  # an entity: also the other handles that may be the same person
-    reason: str = ""
-    requested_by: str = "dagster"
+    request: str
 
 
 @dg.op(pool=SQLITE_POOL)
 def forget_target(context: dg.OpExecutionContext, config: ForgetConfig, stores: StoresResource) -> dg.Output[str]:
     """Forget it everywhere, leaving no trace in the bytes; metadata: rows removed per store."""
-    target = Target(config.kind, config.value, include_candidates=config.include_candidates)
-    result = run(
-        stores, lambda opened: forget(opened, target, requested_by=config.requested_by, reason=config.reason or None)
-    )
+    try:
+        result = run(stores, lambda opened: forget_request(opened, config.request))
+    except ForgetError as exc:  # its message names the request and the kind only
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
     if result.status != "scrubbed":
         context.log.warning(f"rows removed, but the byte scrub did not finish: {result.scrub}")
     return dg.Output(
@@ -130,7 +127,10 @@ def forget_target(context: dg.OpExecutionContext, config: ForgetConfig, stores: 
     )
 
 
-@dg.job(description="Forget an event, a fact, a sender or an entity everywhere (nexus-memory forget).")
+@dg.job(
+    description="Forget an event, a fact, a sender or an entity everywhere: a request filed by "
+    "`nexus-memory forget ... --request`, named by its id (run config: ops.forget_target.config.request)."
+)
 def forget_job() -> None:
     forget_target()
 

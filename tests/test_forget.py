@@ -120,6 +120,19 @@ def test_forgetting_a_fact_takes_its_message_and_keeps_the_rest(world: Stores) -
     ).fetchall()
     assert episode[1] == 8 and episode[2] == "ok"
     assert "chat:m2" not in [r[0] for r in world.conn.execute("SELECT event_id FROM episode_events")]
+    # Its times and token estimate are those of the events it keeps, as the episode builder counts them.
+    from nexus_memory.core.tokens import estimate_tokens
+
+    row = world.conn.execute(
+        "SELECT start_time, end_time, token_estimate FROM episodes WHERE id = ?", (episode[0],)
+    ).fetchone()
+    kept = world.conn.execute(
+        """SELECT ev.as_of, ev.content FROM episode_events ee JOIN events ev ON ev.id = ee.event_id
+           WHERE ee.episode_id = ? ORDER BY ee.position""",
+        (episode[0],),
+    ).fetchall()
+    assert (row[0], row[1]) == (kept[0][0], kept[-1][0])
+    assert row[2] == sum(estimate_tokens(r[1]) for r in kept)
 
 
 def test_forgetting_an_entity_removes_it_and_what_names_it(world: Stores) -> None:

@@ -92,9 +92,11 @@ def test_nightly_consolidation_ends_sessions_and_consolidates_them(built: Settin
 
 
 def test_forget_job_leaves_no_trace_and_reports_rows_per_store(built: Settings) -> None:
+    from nexus_memory.lifecycle.forget import Target, file_request
+
     with Stores(built) as stores:
-        fact_id = facts_with(stores, "qqzvk")[0]
-    config = {"ops": {"forget_target": {"config": {"kind": "fact", "value": fact_id, "reason": "test"}}}}
+        request = file_request(stores, Target("fact", facts_with(stores, "qqzvk")[0]), requested_by="test")
+    config = {"ops": {"forget_target": {"config": {"request": request}}}}
     result = run(lifecycle.forget_job, built, config)
     meta = output_metadata(result, "forget_target")
     assert result.success and meta["status"] == "scrubbed"

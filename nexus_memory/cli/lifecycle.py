@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -91,6 +92,12 @@ def register(subcommands: Subcommands) -> None:
         help="with --entity: also the other handles that may be the same person (the preview lists them)",
     )
     p.add_argument("--yes", action="store_true", help="really forget (without it: only say what would go)")
+    p.add_argument(
+        "--request",
+        action="store_true",
+        help="file it for forget_job in the Dagster UI instead: prints the request id its run config takes "
+        "(Dagster keeps run configs; the id is all it sees)",
+    )
     p.add_argument("--reason", help="why (kept in the deletion log)")
     p.add_argument("--requested-by", help="who asked, for the deletion log (default: the login name)")
     p.add_argument("--json", action="store_true")
@@ -158,7 +165,7 @@ def _sessions(stores: Stores, args: argparse.Namespace) -> JobReport:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    from nexus_memory.lifecycle.forget import ForgetError, Target, finish_scrub, forget_or_preview
+    from nexus_memory.lifecycle.forget import ForgetError, Target, file_request, finish_scrub, forget_or_preview
 
     with Stores(load_settings()) as stores:
         if args.scrub:
@@ -169,6 +176,15 @@ def cmd_forget(args: argparse.Namespace) -> int:
         who = args.requested_by or _login_name()
         try:
             target = Target(kind, value, include_candidates=args.include_candidates)
+            if args.request:
+                request = file_request(stores, target, requested_by=who, reason=args.reason)
+                config = {"ops": {"forget_target": {"config": {"request": request}}}}
+                print_result(
+                    {"request": request, "run_config": config},
+                    args.json,
+                    f"filed forget request {request}: launch forget_job with the run config\n{json.dumps(config)}",
+                )
+                return 0
             result = forget_or_preview(
                 stores,
                 target,
