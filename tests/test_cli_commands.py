@@ -73,6 +73,7 @@ def test_the_walk_finds_every_command() -> None:
         "dates",
         "facts",
         "freshness",
+        "tenants",
     }
     assert set(BENCHMARKS) == every_benchmark
 

@@ -29,9 +29,12 @@ def register(subcommands: Subcommands) -> None:
     )
     _add_locomo_arguments(p)
     p.add_argument("--writer", choices=["offline", "llm"], default="offline", help="which writer to judge")
-    p.add_argument("--mode", choices=["auto", "structured", "tools"], help="--writer llm: NEXUS_LLM_MODE")
+    p.add_argument("--mode", choices=["auto", "structured", "tools", "quote"], help="--writer llm: NEXUS_LLM_MODE")
     p.add_argument("--episodes", type=int, default=30, help="--writer llm: the first N episodes")
     p.add_argument("--episode-turns", type=int, default=0, help="--writer llm: split sessions every N turns")
+    p.add_argument(
+        "--max-seconds", type=float, default=0, help="--writer llm: start no episode after this long (0: no limit)"
+    )
 
     p = _benchmark(
         benchmarks,
@@ -43,6 +46,17 @@ def register(subcommands: Subcommands) -> None:
     )
     p.add_argument("--data", help="LoCoMo JSON (its labelled turns and its junk share)")
     p.add_argument("--details", action="store_true", help="list the unlabelled facts and the missed labels")
+    p.add_argument(
+        "--writer",
+        choices=["offline", "llm"],
+        default="offline",
+        help="llm: the configured LLM writer (NEXUS_LLM_*) beside the offline writer on the same labelled messages",
+    )
+    p.add_argument("--mode", choices=["auto", "structured", "tools", "quote"], help="--writer llm: NEXUS_LLM_MODE")
+    p.add_argument("--messages", type=int, default=20, help="--writer llm: labelled messages drawn at random (0: all)")
+    p.add_argument(
+        "--max-seconds", type=float, default=0, help="--writer llm: start no message after this long (0: no limit)"
+    )
 
     p = _benchmark(
         benchmarks,
@@ -108,6 +122,18 @@ def register(subcommands: Subcommands) -> None:
 
     p = _benchmark(
         benchmarks,
+        "tenants",
+        "N small tenants backfilled at once on one host (a data directory, a Dagster home and a process each), "
+        "against one tenant alone: events/s in all and each tenant's latency",
+        _tenants,
+    )
+    p.add_argument("--tenants", type=int, default=4, help="tenants backfilled at once")
+    p.add_argument("--events", type=int, default=2_000, help="synthetic history size of each tenant")
+    p.add_argument("--days", type=int, default=60, help="days each history spans")
+    p.add_argument("--data-dir", help="where its temp dir goes")
+
+    p = _benchmark(
+        benchmarks,
         "dates",
         "relative dates (on Friday, last week, in two weeks) read against the message day and the tense of their "
         "clause: accuracy on written cases overall, per phrase kind and per tense, and the misses",
@@ -161,6 +187,7 @@ def _extract(args: argparse.Namespace) -> dict[str, Any]:
             max_episodes=args.episodes,
             episode_turns=args.episode_turns,
             mode=args.mode,
+            max_seconds=args.max_seconds,
         )
     from nexus_memory.bench.extract import run
 
@@ -168,8 +195,14 @@ def _extract(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _facts(args: argparse.Namespace) -> dict[str, Any]:
-    from nexus_memory.bench.facts import run
+    from nexus_memory.bench.facts import run, run_llm
 
+    if args.writer == "llm":
+        from nexus_memory.writer.llm import LLMWriter
+
+        writer = LLMWriter.from_settings(load_settings(), **({"mode": args.mode} if args.mode else {}))
+        data = Path(args.data) if args.data else None
+        return run_llm(writer, data, messages=args.messages, max_seconds=args.max_seconds)
     return run(Path(args.data) if args.data else None, details=args.details)
 
 
@@ -193,6 +226,20 @@ def _analytics(args: argparse.Namespace) -> dict[str, Any]:
     result = run(data_dir, args.events, progress=lambda line: print(line, file=sys.stderr))
     result["dagster"] = time_materialisation(str(data_dir))
     return result
+
+
+def _tenants(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.tenants import run
+    from nexus_memory_assets.bench import timed_pipeline
+
+    return run(
+        args.tenants,
+        args.events,
+        timed_pipeline,
+        days=args.days,
+        directory=Path(args.data_dir) if args.data_dir else None,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
 
 
 def _forget(args: argparse.Namespace) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import hashlib
 import os
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     pass
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+QUERY_CACHE = 256  # query vectors an Embedder keeps (1.5 KB each at 384 dimensions)
 _MINILM_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2"}
 # bge is trained with an instruction on the query side of short-query -> passage retrieval.
 _QUERY_PREFIXES = {"BAAI/bge-small-en-v1.5": "Represent this sentence for searching relevant passages: "}
@@ -62,6 +64,10 @@ class Embedder:
         self._load_lock = threading.Lock()
         self._query_encoder = encoder
         self.model_cache_dir = model_cache_dir  # where the ONNX export lives (None: the settings' default)
+        # Recent query vectors by text: one context block embeds the same prompt in each recall it runs
+        # (facts, then observations) and again to rank what it packs, 3 model runs of 5-25 ms each.
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
 
     @property
     def model(self) -> Any:
@@ -121,10 +127,26 @@ class Embedder:
         return self.encode_queries([text])[0]
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed a few search queries in one run: float32 (len(texts), dimension), rows of unit length."""
+        """Embed a few search queries in one run: float32 (len(texts), dimension), rows of unit length.
+        The last QUERY_CACHE queries' vectors are kept and not computed again."""
         if not texts:
             return np.empty((0, self.dimension), np.float32)
-        texts = [self.query_prefix + text for text in texts]
+        with self._queries_lock:
+            known = {text: self._queries[text] for text in texts if text in self._queries}
+            for text in known:
+                self._queries.move_to_end(text)
+        missing = list(dict.fromkeys(text for text in texts if text not in known))
+        if missing:
+            computed = self._encode_queries_now([self.query_prefix + text for text in missing])
+            with self._queries_lock:
+                for text, vector in zip(missing, computed, strict=True):
+                    vector.flags.writeable = False  # shared by every later caller
+                    known[text] = self._queries[text] = vector
+                while len(self._queries) > QUERY_CACHE:
+                    self._queries.popitem(last=False)
+        return np.stack([known[text] for text in texts])
+
+    def _encode_queries_now(self, texts: list[str]) -> np.ndarray:
         encoder = self.prepare_query_encoder()
         if encoder is not None:
             return encoder.encode(texts)
@@ -204,6 +226,12 @@ def get_embedder(
     With the ONNX query backend and a checked export of the model, nothing is loaded until documents
     are embedded.
     """
+    if model_name is not None and threads is None and settings is None:
+        # The loaded one, without reading the settings again (load_settings cost a warm recall 1-4 ms,
+        # and recall asks for the embedder once per strategy).
+        embedder = _EMBEDDERS.get(DEFAULT_MODEL if model_name in _MINILM_ALIASES else model_name)
+        if embedder is not None:
+            return embedder
     settings = settings or load_settings()
     name = model_name or settings.embedding_model
     if name in _MINILM_ALIASES:

@@ -10,6 +10,7 @@ embedding run) the ONNX graph and tokenizer are checked against torch on a few p
 one padded batch; the result is recorded beside the export and later processes trust the record:
 
     <cache>/onnx/<model>-<key>/model.onnx        the transformer's last hidden state, as onnxruntime optimises it
+    <cache>/onnx/<model>-<key>/weights.bin       its weights, mapped rather than parsed when a session opens
     <cache>/onnx/<model>-<key>/tokenizer.json    its tokenizer, for `tokenizers`
     <cache>/onnx/<model>-<key>/check.json        model, file size and sha256, parity cosine, pooling, ...
 
@@ -26,12 +27,13 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +55,8 @@ _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 # Packages whose versions change the exported graph or how it runs: a new version means a new export.
 _LIBRARIES = ("torch", "transformers", "sentence-transformers", "onnx", "onnxruntime", "tokenizers")
 _EXPORT_LOCK = threading.Lock()
-EXPORT_FORMAT = 2  # how this module writes an export; a change makes a new one
+EXPORT_FORMAT = 3  # how this module writes an export; a change makes a new one (3: weights in WEIGHTS)
+WEIGHTS = "weights.bin"  # the graph's initializers, beside model.onnx
 
 Reference = Callable[[str], np.ndarray]  # the torch query embedding of one text
 
@@ -118,7 +121,8 @@ def checked_encoder(model_name: str, source: Path | None, cache: Path | None = N
     if not record or not record.get("ok"):
         return None
     try:
-        if (folder / "model.onnx").stat().st_size != record["onnx_bytes"]:
+        sizes = ((folder / "model.onnx").stat().st_size, (folder / WEIGHTS).stat().st_size)
+        if sizes != (record["onnx_bytes"], record["weights_bytes"]):
             log.warning("ONNX export %s changed since it was checked; it is made again", folder)
             return None
         return _open(folder, record)
@@ -140,14 +144,28 @@ def _open(folder: Path, record: dict[str, Any]) -> OnnxQueryEncoder:
     )
     # The file is optimised already (see _optimize): optimising it again in every process costs a cold
     # start 0.15-0.4 s.
-    session = _session(folder / "model.onnx", onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    config = {"session.disable_prepacking": "1"} if _FEW_QUERIES[0] else None
+    session = _session(folder / "model.onnx", onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL, config=config)
     return OnnxQueryEncoder(session, tokenizer, record["pooling"], list(record["input_names"]), record["dimension"])
 
 
-def _session(path: Path, level: Any, optimized_path: Path | None = None) -> Any:
+# Prepacking lays the weights out for the CPU's matrix kernels when a session opens: 0.09 s more to
+# open, half the time of every query after it (6 against 12 ms here). A process that answers a query or
+# two (a prompt hook's `nexus-memory context`) is faster without it; every other keeps it.
+_FEW_QUERIES = [False]
+
+
+def expect_few_queries() -> None:
+    """This process embeds a query or two and ends: open the query model for a cold start (no prepacking)."""
+    _FEW_QUERIES[0] = True
+
+
+def _session(path: Path, level: Any, optimized_path: Path | None = None, config: dict[str, str] | None = None) -> Any:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
+    for key, value in (config or {}).items():
+        options.add_session_config_entry(key, value)
     options.intra_op_num_threads = 1  # recall runs beside Dagster steps; 1 thread measured fastest
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only: no initializer chatter on stderr
@@ -158,19 +176,49 @@ def _session(path: Path, level: Any, optimized_path: Path | None = None) -> Any:
 
 
 def _optimize(source: Path, target: Path) -> None:
-    """Save the graph as onnxruntime optimises it (fusions that hold on any CPU: the 'extended' level)."""
+    """Save the graph as onnxruntime optimises it (fusions that hold on any CPU: the 'extended' level),
+    its weights in WEIGHTS beside it: onnxruntime maps an external weights file instead of parsing and
+    copying 90 MB of protobuf, which took a cold process 0.2-0.3 s of its 0.5."""
     import onnxruntime
 
-    _session(source, onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED, optimized_path=target)
+    _session(
+        source,
+        onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        optimized_path=target,
+        config={
+            "session.optimized_model_external_initializers_file_name": WEIGHTS,
+            "session.optimized_model_external_initializers_min_size_in_bytes": "1024",
+        },
+    )
+
+
+def installed_versions(packages: Sequence[str]) -> dict[str, str | None]:
+    """Each package's installed version (None: not installed), read from the name of its `.dist-info`
+    folder on sys.path, as importlib.metadata finds it: importing importlib.metadata (email, csv,
+    zipfile) cost a cold query process 0.05-0.09 s."""
+    wanted = {_normal_name(package): package for package in packages}
+    versions: dict[str, str | None] = dict.fromkeys(packages)
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:  # a zip file, or a path that is gone
+            continue
+        for name in names:
+            if name.endswith(".dist-info"):
+                distribution, _, version = name.removesuffix(".dist-info").partition("-")
+                package = wanted.get(_normal_name(distribution))
+                if package is not None and versions[package] is None:  # the first on sys.path is imported
+                    versions[package] = version
+    return versions
+
+
+def _normal_name(name: str) -> str:
+    """A distribution's name as PEP 503 compares them: case, '-', '_' and '.' alike."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _key(model_name: str, source: Path | None) -> str:
-    versions = {}
-    for package in _LIBRARIES:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
+    versions = installed_versions(_LIBRARIES)
     files = []
     if source is not None and source.is_dir():
         files = sorted(
@@ -233,12 +281,14 @@ def _export_and_check(model: Any, model_name: str, folder: Path, reference: Refe
         _optimize(partial / "torch.onnx", partial / "model.onnx")
         (partial / "torch.onnx").unlink()
         (partial / "tokenizer.json").write_text(hf_tokenizer.backend_tokenizer.to_str())
-        onnx_bytes = (partial / "model.onnx").read_bytes()
+        onnx_bytes, weights = (partial / "model.onnx").read_bytes(), (partial / WEIGHTS).read_bytes()
         record: dict[str, Any] = {
             "model": model_name,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "onnx_bytes": len(onnx_bytes),
             "onnx_sha256": hashlib.sha256(onnx_bytes).hexdigest(),
+            "weights_bytes": len(weights),
+            "weights_sha256": hashlib.sha256(weights).hexdigest(),
             "pooling": pooling,
             "max_length": int(transformer.max_seq_length),
             "input_names": input_names,
