@@ -88,6 +88,17 @@ def test_an_episode_with_nothing_to_pick_is_ok(stores: Stores, fake: FakeOpenAI)
     assert (outcome.status, outcome.mode, outcome.facts) == ("ok", "quote", 0)
 
 
+def test_what_the_offline_writer_would_not_keep_is_not_offered(stores: Stores, fake: FakeOpenAI) -> None:
+    text = (
+        "Hey Mel! Good to see you! That's really cool. Thanks so much, Mel. Send me the details. "
+        "I signed up for a pottery class on Tuesdays."
+    )
+    events = add_events(stores, [record(ALICE, "m9", "t9", f"{DAY}T10:00:00Z", text)])
+    fake.add(document(picks()))
+    write_direct(stores, make_writer(fake, mode="quote"), events)
+    assert offered(fake.requests[0]) == ["I signed up for a pottery class on Tuesdays."]
+
+
 @pytest.mark.skipif(not Path(LOCOMO).is_file(), reason="LoCoMo dev data is not here")
 def test_every_sentence_a_model_can_pick_is_grounded(stores: Stores) -> None:
     """By construction: on the first sessions of LoCoMo dev, each candidate, picked, is kept or dropped only as

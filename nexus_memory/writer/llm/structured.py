@@ -20,6 +20,7 @@ from nexus_memory.identity import store as identity
 from nexus_memory.llm.client import Budget, LLMClient, Usage
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.extractor import split_sentences
+from nexus_memory.writer.extractor.sentences import clean_sentence, is_informative
 from nexus_memory.writer.extractor.structure import read_message
 from nexus_memory.writer.llm.episode import event_refs, render_episode, system_prompt
 from nexus_memory.writer.llm.model_tools import ModelTools
@@ -161,12 +162,16 @@ MAX_CANDIDATES = 40  # sentences offered per episode: the grammar of a longer en
 
 def quote_candidates(episode: EpisodeInput) -> list[tuple[str, str]]:
     """(ref, sentence) of the new events a fact may be: statements of a few words of what the sender wrote
-    (not an email's headers, quoted reply or signature: `read_message`), each offered once."""
+    (not an email's headers, quoted reply or signature: `read_message`), each offered once. What the offline
+    writer would not keep either (a question, a pleasantry, thanks, a request of the moment) is not offered."""
     found: dict[str, str] = {}
     for ref, event in zip(event_refs(episode), episode.events, strict=True):
         for sentence in split_sentences(read_message(event.content).body):
             sentence = " ".join(sentence.split())
-            if len(sentence.split()) >= MIN_QUOTE_WORDS and not sentence.endswith("?") and sentence not in found:
+            if len(sentence.split()) < MIN_QUOTE_WORDS or sentence.endswith("?") or sentence in found:
+                continue
+            statement, _called = clean_sentence(sentence)
+            if statement and is_informative(statement):
                 found[sentence] = ref
     return [(ref, sentence) for sentence, ref in found.items()][:MAX_CANDIDATES]
 
