@@ -184,16 +184,21 @@ def never_finishing_model(request: dict[str, Any]) -> Reply:
     return document(doc(doc_fact(f"I ran {km.group(1)} km on Sunday", "e1", ("I", "person"))))
 
 
-def test_auto_converges_when_the_tool_loop_never_finishes(stores: Stores, fake: FakeOpenAI) -> None:
+def add_runner_episodes(stores: Stores, tail: str = "") -> None:
+    """Ten episodes of one message each, from ten senders: "I ran N km on Sunday{tail}."."""
     senders = [{**ALICE, "sender_id": f"+1555000{i:04d}", "sender_name": f"Runner{i}"} for i in range(10)]
     add_events(
         stores,
         [
-            record(s, f"r{i}", f"t{i}", f"{DAY}T1{i}:00:00Z", f"I ran {i + 3} km on Sunday.")
+            record(s, f"r{i}", f"t{i}", f"{DAY}T1{i}:00:00Z", f"I ran {i + 3} km on Sunday{tail}.")
             for i, s in enumerate(senders)
         ],
     )
     build_episodes(stores, DAY, "imessage")
+
+
+def test_auto_converges_when_the_tool_loop_never_finishes(stores: Stores, fake: FakeOpenAI) -> None:
+    add_runner_episodes(stores)
     fake.add(*[never_finishing_model] * 60)
     writer = make_writer(fake, mode="auto", max_steps=12)
     report = run_layer(stores, "facts", "imessage", [DAY], writer=writer)

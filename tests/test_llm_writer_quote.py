@@ -14,7 +14,6 @@ import pytest
 
 from nexus_memory.bench.extract import conversation_sessions
 from nexus_memory.core.stores import Stores
-from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events import ledger
 from nexus_memory.pipeline.layers import run_layer
 from nexus_memory.writer.base import EpisodeInput
@@ -24,6 +23,7 @@ from nexus_memory.writer.llm.validation import EpisodeView, stored_grounding
 from nexus_memory.writer.run import write_events
 from nexus_memory.writer.tools import WriterTools
 from tests.fake_openai import FakeOpenAI, Reply, document, tool_calls
+from tests.test_llm_grounding import add_runner_episodes
 from tests.test_llm_structured import doc, fact_texts, write_direct
 from tests.test_llm_structured import fact as doc_fact
 from tests.test_llm_writer import ALICE, DAY, RECORDS, add_events, count, make_writer, processing, record
@@ -147,15 +147,7 @@ def tiny_model(request: dict[str, Any]) -> Reply:
 
 
 def test_auto_quotes_when_structured_mode_writes_only_what_was_not_said(stores: Stores, fake: FakeOpenAI) -> None:
-    senders = [{**ALICE, "sender_id": f"+1555000{i:04d}", "sender_name": f"Runner{i}"} for i in range(10)]
-    add_events(
-        stores,
-        [
-            record(s, f"r{i}", f"t{i}", f"{DAY}T1{i}:00:00Z", f"I ran {i + 3} km on Sunday with my sister.")
-            for i, s in enumerate(senders)
-        ],
-    )
-    build_episodes(stores, DAY, "imessage")
+    add_runner_episodes(stores, " with my sister")
     fake.add(*[tiny_model] * 80)
     writer = make_writer(fake, mode="auto", max_steps=4)
     report = run_layer(stores, "facts", "imessage", [DAY], writer=writer)
