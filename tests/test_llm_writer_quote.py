@@ -47,6 +47,14 @@ def offered(request: dict[str, Any]) -> list[str]:
     return list(schema["properties"]["facts"]["items"]["properties"]["sentence"]["enum"])
 
 
+def offered_for(stores: Stores, fake: FakeOpenAI, who: dict[str, Any], text: str) -> list[str]:
+    """The sentences quote mode offers for one message of `who`."""
+    events = add_events(stores, [record(who, "q1", "t9", f"{DAY}T10:00:00Z", text)])
+    fake.add(document(picks()))
+    write_direct(stores, make_writer(fake, mode="quote"), events)
+    return offered(fake.requests[0])
+
+
 def test_the_model_picks_sentences_and_they_are_written_in_the_third_person(stores: Stores, fake: FakeOpenAI) -> None:
     events = add_events(stores, RECORDS[:2])
     fake.add(document(picks("Big news: I started at Acme this week.", "Miso the cat too.")))
@@ -93,10 +101,7 @@ def test_what_the_offline_writer_would_not_keep_is_not_offered(stores: Stores, f
         "Hey Mel! Good to see you! That's really cool. Thanks so much, Mel. Send me the details. "
         "I signed up for a pottery class on Tuesdays."
     )
-    events = add_events(stores, [record(ALICE, "m9", "t9", f"{DAY}T10:00:00Z", text)])
-    fake.add(document(picks()))
-    write_direct(stores, make_writer(fake, mode="quote"), events)
-    assert offered(fake.requests[0]) == ["I signed up for a pottery class on Tuesdays."]
+    assert offered_for(stores, fake, ALICE, text) == ["I signed up for a pottery class on Tuesdays."]
 
 
 @pytest.mark.skipif(not Path(LOCOMO).is_file(), reason="LoCoMo dev data is not here")
@@ -190,7 +195,6 @@ def test_an_emails_headers_quoted_reply_and_signature_are_not_offered(stores: St
         "vendor slipped.\n\nThanks,\nDana\nHead of Product, Northwind\n\nOn Mon, Mar 3, 2025 Sam wrote:\n"
         "> Any news on the launch date for us?\n> I heard it might move again soon."
     )
-    events = add_events(stores, [record(email, "g1", "t9", f"{DAY}T08:00:00Z", body)])
-    fake.add(document(picks()))
-    write_direct(stores, make_writer(fake, mode="quote"), events)
-    assert offered(fake.requests[0]) == ["We moved the Atlas launch to March 25 because the vendor slipped."]
+    assert offered_for(stores, fake, email, body) == [
+        "We moved the Atlas launch to March 25 because the vendor slipped."
+    ]

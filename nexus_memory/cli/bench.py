@@ -29,12 +29,9 @@ def register(subcommands: Subcommands) -> None:
     )
     _add_locomo_arguments(p)
     p.add_argument("--writer", choices=["offline", "llm"], default="offline", help="which writer to judge")
-    p.add_argument("--mode", choices=["auto", "structured", "tools", "quote"], help="--writer llm: NEXUS_LLM_MODE")
+    _add_llm_writer_arguments(p, "episode")
     p.add_argument("--episodes", type=int, default=30, help="--writer llm: the first N episodes")
     p.add_argument("--episode-turns", type=int, default=0, help="--writer llm: split sessions every N turns")
-    p.add_argument(
-        "--max-seconds", type=float, default=0, help="--writer llm: start no episode after this long (0: no limit)"
-    )
 
     p = _benchmark(
         benchmarks,
@@ -52,11 +49,8 @@ def register(subcommands: Subcommands) -> None:
         default="offline",
         help="llm: the configured LLM writer (NEXUS_LLM_*) beside the offline writer on the same labelled messages",
     )
-    p.add_argument("--mode", choices=["auto", "structured", "tools", "quote"], help="--writer llm: NEXUS_LLM_MODE")
+    _add_llm_writer_arguments(p, "message")
     p.add_argument("--messages", type=int, default=20, help="--writer llm: labelled messages drawn at random (0: all)")
-    p.add_argument(
-        "--max-seconds", type=float, default=0, help="--writer llm: start no message after this long (0: no limit)"
-    )
 
     p = _benchmark(
         benchmarks,
@@ -164,6 +158,14 @@ def _benchmark(benchmarks: Subcommands, name: str, summary: str, run: Benchmark)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench, run_benchmark=run)
     return p
+
+
+def _add_llm_writer_arguments(p: argparse.ArgumentParser, unit: str) -> None:
+    """--mode and --max-seconds: how a benchmark of the LLM writer runs it, and when it stops starting `unit`s."""
+    p.add_argument("--mode", choices=["auto", "structured", "tools", "quote"], help="--writer llm: NEXUS_LLM_MODE")
+    p.add_argument(
+        "--max-seconds", type=float, default=0, help=f"--writer llm: start no {unit} after this long (0: no limit)"
+    )
 
 
 def _add_locomo_arguments(p: argparse.ArgumentParser) -> None:
