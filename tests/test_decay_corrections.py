@@ -12,6 +12,7 @@ from nexus_memory.agents.tools import call_tool
 from nexus_memory.core.ids import now_ms
 from nexus_memory.core.stores import Stores
 from nexus_memory.facts import state
+from nexus_memory.facts.insert import insert_fact
 from nexus_memory.injection.context import get_context
 from nexus_memory.lifecycle import decay
 from nexus_memory.recall import recall
@@ -75,6 +76,16 @@ def test_the_default_rate_keeps_a_month_old_fact(world: Stores) -> None:
     start = created_at(world, facts_with(world, "planter")[0])
     assert decay.run_decay(world, now=start + 31 * DAY).soft_deleted == 0  # 0.01/day: e^-0.31
     assert decay.run_decay(world, now=start + 400 * DAY).soft_deleted == 3  # e^-4 = 0.018
+
+
+def test_an_imported_history_is_not_hidden_by_its_age(stores: Stores) -> None:
+    # Said 400 days ago, written to memory now: decay counts time in memory, so the import keeps it.
+    now = now_ms()
+    old = insert_fact(stores.conn, "Ann had a red bike.", now - 400 * DAY)
+    found = state.get_state(stores.conn, old["fact_id"], stores.settings.decay_rate)
+    assert found is not None and found.clock_start >= now - DAY
+    assert decay.run_decay(stores, now=now + DAY).soft_deleted == 0
+    assert decay.run_decay(stores, now=now + 400 * DAY).soft_deleted == 1  # unused for 400 days in memory
 
 
 def test_soft_deleted_facts_are_hidden_from_recall_and_get_context(world: Stores) -> None:

@@ -8,8 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from nexus_memory.agents.tools import call_tool, tool_schemas
 from nexus_memory.core import db
 from nexus_memory.core.config import Settings
+from nexus_memory.core.ids import now_ms
 from nexus_memory.core.stores import Stores
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.ledger import Event, RawRecord, ingest
@@ -21,7 +23,7 @@ from nexus_memory.recall import recall
 from nexus_memory.writer.extractor import extract
 from nexus_memory.writer.offline_writer import OfflineWriter
 from nexus_memory.writer.run import process_partition
-from tests.fake_openai import FakeOpenAI, document
+from tests.fake_openai import FakeOpenAI, document, tool_calls
 from tests.test_facts_worth_keeping import MARCH_3
 from tests.test_facts_worth_keeping import email as email_to_me
 from tests.test_llm_structured import doc, write_direct
@@ -190,3 +192,158 @@ def test_the_llm_writer_validates_both_times_as_the_offline_writer_reads_them(st
         at(2025, 2, 28),
         at(2025, 3, 14) + DAY_MS - 1,
     )
+
+
+# -- the time a model says a fact is about --------------------------------------------------------
+def written_about(stores: Stores, mode: str, answer: dict[str, object], content: str) -> tuple[object, ...]:
+    """Write one message said on Monday 3 March 2025 with the model's `answer`: (about_start, about_end, fixed)."""
+    events = add_events(stores, [record(ALICE, "m1", "t1", "2025-03-03T16:00:00Z", content)])
+    with FakeOpenAI() as fake:
+        fake.add(document(answer))
+        result = write_direct(stores, make_writer(fake, mode=mode), events)
+    (row,) = stores.conn.execute("SELECT as_of, about_start, about_end FROM facts").fetchall()
+    assert row["as_of"] == MONDAY_3_MARCH  # when it was said is always the message's time
+    return row["about_start"], row["about_end"], dict(result.fixed)
+
+
+LAUNCH = "The Atlas launch moves because the vendor slipped."
+
+
+def about(text: str, value: str) -> dict[str, object]:
+    return doc({**doc_fact(text, "e1"), "about": value})
+
+
+def test_a_model_names_the_time_a_fact_is_about_when_the_text_does_not(stores: Stores) -> None:
+    got = written_about(stores, "structured", about(LAUNCH, "2025-03-18/2025-03-25"), LAUNCH)
+    assert got == (at(2025, 3, 18), at(2025, 3, 25) + DAY_MS - 1, {})
+
+
+def test_a_model_month_or_year_is_the_whole_of_it(stores: Stores) -> None:
+    got = written_about(stores, "structured", about(LAUNCH, "2025-04"), LAUNCH)
+    assert got == (at(2025, 4, 1), at(2025, 5, 1) - 1, {})
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("next spring", "not an ISO date"),
+        ("2025-02-30", "no such day"),
+        ("2025-03-25/2025-03-18", "ends before it starts"),
+        ("1890", "over a hundred years before the message"),
+        ("2099-01-01", "decades after the message"),
+        ("2025-03-03", "the day it was said, for a text that names no time"),
+    ],
+)
+def test_an_about_time_validation_cannot_accept_falls_back_to_the_text(stores: Stores, value: str, why: str) -> None:
+    got = written_about(stores, "structured", about(LAUNCH, value), LAUNCH)
+    assert got == (None, None, {"fact:about_from_text": 1}), why
+
+
+def test_the_model_cannot_contradict_the_date_the_text_names(stores: Stores) -> None:
+    # Said on Monday 3 March: "told us on Friday" is 28 February; the model's 7 March is the wrong Friday.
+    told = "Kestrel told us on Friday that the SDK slipped."
+    got = written_about(stores, "structured", about(told, "2025-03-07"), told)
+    assert got == (at(2025, 2, 28), at(2025, 2, 28) + DAY_MS - 1, {"fact:about_from_text": 1})
+    # A reading that agrees with the text (it overlaps the text's own dates) is the model's.
+    stores.conn.execute("DELETE FROM facts")
+    got = written_about(stores, "structured", about(told, "2025-02-24/2025-02-28"), told)
+    assert got == (at(2025, 2, 24), at(2025, 2, 28) + DAY_MS - 1, {})
+
+
+def test_quote_mode_takes_the_picked_sentence_about_time(stores: Stores) -> None:
+    answer = {"facts": [{"sentence": LAUNCH, "about": "2025-03-25"}]}
+    assert written_about(stores, "quote", answer, LAUNCH) == (at(2025, 3, 25), at(2025, 3, 26) - 1, {})
+
+
+def test_a_document_without_about_reads_the_text_as_before(stores: Stores) -> None:
+    told = "Kestrel told us on Friday that the SDK slipped."
+    got = written_about(stores, "structured", doc(doc_fact(told, "e1")), told)
+    assert got == (at(2025, 2, 28), at(2025, 3, 1) - 1, {})
+
+
+def test_the_schema_sent_asks_for_the_about_time(stores: Stores) -> None:
+    events = add_events(stores, [record(ALICE, "m1", "t1", "2025-03-03T16:00:00Z", LAUNCH)])
+    with FakeOpenAI() as fake:
+        fake.add(document(doc()), document({"facts": []}))
+        write_direct(stores, make_writer(fake, mode="structured"), events)
+        write_direct(stores, make_writer(fake, mode="quote"), events)
+    for request in fake.requests:
+        item = request["response_format"]["json_schema"]["schema"]["properties"]["facts"]["items"]
+        assert item["properties"]["about"] == {"type": "string", "maxLength": 21} and "about" in item["required"]
+
+
+def test_the_tool_loop_about_time_is_judged_by_the_same_rules(stores: Stores) -> None:
+    told = "Kestrel told us on Friday that the SDK slipped."
+    content = f"{LAUNCH} {told} The retro follows the launch."
+    events = add_events(stores, [record(ALICE, "m1", "t1", "2025-03-03T16:00:00Z", content)])
+    launch = {"text": LAUNCH, "source_event_id": "e1", "about_start": "2025-03-18", "about_end": "2025-03-25"}
+    wrong_friday = {"text": told, "source_event_id": "e1", "about_start": "2025-03-07"}
+    retro = {"text": "The retro follows the launch.", "source_event_id": "e1", "about_start": "2025-04"}
+    with FakeOpenAI() as fake:
+        calls = [("insert_fact", launch), ("insert_fact", wrong_friday), ("insert_fact", retro)]
+        fake.add(tool_calls(*calls), tool_calls(("finish", {})))
+        result = write_direct(stores, make_writer(fake, mode="tools"), events)
+    got = {r["text"]: (r["about_start"], r["about_end"]) for r in stores.conn.execute("SELECT * FROM facts")}
+    assert got == {
+        LAUNCH: (at(2025, 3, 18), at(2025, 3, 25) + DAY_MS - 1),  # an ISO day as about_end is the whole day
+        "The retro follows the launch.": (at(2025, 4, 1), at(2025, 5, 1) - 1),  # a month alone is all of it
+        "Kestrel told us on Friday (on 28 February 2025) that the SDK slipped.": (
+            at(2025, 2, 28),
+            at(2025, 2, 28) + DAY_MS - 1,
+        ),
+    }
+    assert result.fixed == {"fact:about_from_text": 1}
+
+
+# -- an agent's remember_fact / correct_fact ---------------------------------------------------------
+def stored_times(stores: Stores, fact_id: str) -> tuple[int, int | None, int | None]:
+    row = stores.conn.execute("SELECT as_of, about_start, about_end FROM facts WHERE id = ?", (fact_id,)).fetchone()
+    return row["as_of"], row["about_start"], row["about_end"]
+
+
+def test_remember_and_correct_take_the_time_a_fact_is_about(stores: Stores) -> None:
+    before = now_ms()
+    remembered = call_tool(
+        stores, "remember_fact", {"text": "Sam's passport expires in June.", "about_start": "2026-06"}
+    )
+    said, start, end = stored_times(stores, remembered["fact_id"])
+    assert said >= before and (start, end) == (at(2026, 6, 1), at(2026, 7, 1) - 1)  # said now, about June
+    corrected = call_tool(
+        stores,
+        "correct_fact",
+        {
+            "fact_id": remembered["fact_id"],
+            "new_text": "Sam's passport expires between May and July.",
+            "about_start": "2026-05",
+            "about_end": "2026-07",
+        },
+    )
+    assert stored_times(stores, corrected["fact_id"])[1:] == (at(2026, 5, 1), at(2026, 8, 1) - 1)
+    span = call_tool(stores, "remember_fact", {"text": "Dana is off.", "about_start": "2026-03-18/2026-03-25"})
+    assert stored_times(stores, span["fact_id"])[1:] == (at(2026, 3, 18), at(2026, 3, 26) - 1)
+    plain = call_tool(stores, "remember_fact", {"text": "Sam loves hiking."})
+    assert stored_times(stores, plain["fact_id"])[1:] == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("about", "error"),
+    [
+        ({"about_start": "next June"}, "not an ISO date"),
+        ({"about_start": "2026-06-30", "about_end": "2026-06-01"}, "before it starts"),
+        ({"about_end": "2026-06-01"}, "about_end needs about_start"),
+        ({"about_start": "1931"}, "between 1970 and 2100"),
+    ],
+)
+def test_an_about_time_that_cannot_be_stored_is_refused_with_the_reason(
+    stores: Stores, about: dict[str, str], error: str
+) -> None:
+    answer = call_tool(stores, "remember_fact", {"text": "Sam's passport expires.", **about})
+    assert error in answer["error"]
+    assert stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
+
+
+def test_the_write_tools_say_what_the_about_time_is() -> None:
+    schemas = {s["function"]["name"]: s["function"]["parameters"] for s in tool_schemas()}
+    for name in ("remember_fact", "correct_fact"):
+        described = schemas[name]["properties"]["about_start"]["description"]
+        assert "not when it was said" in described and "2025-03-14" in described

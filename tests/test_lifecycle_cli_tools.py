@@ -97,6 +97,28 @@ def test_remember_correct_confirm_entity_observations_models(
     assert run(capsys, "models", models[0]["id"])[1]["text"] == "Ben moved to Lisbon"
 
 
+def test_remember_and_correct_take_the_time_a_fact_is_about(
+    data_dir: Path, settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, remembered = run(capsys, "remember", "The Atlas launch moved", "--about", "2025-03-18/2025-03-25")
+    assert code == 0
+    code, corrected = run(
+        capsys, "correct", remembered["fact_id"], "The Atlas launch is on 25 March", "--about", "2025-03-25"
+    )
+    assert code == 0
+    assert cli.main(["remember", "Ben flies out", "--about-end", "2025-04"]) == 2  # an end needs a start
+    assert cli.main(["remember", "Ben flies out", "--about", "next spring"]) == 2  # not a time it can read
+    with Stores(settings) as stores:
+        spans = {
+            fact_id: stores.conn.execute("SELECT about_start, about_end FROM facts WHERE id = ?", (fact_id,)).fetchone()
+            for fact_id in (remembered["fact_id"], corrected["fact_id"])
+        }
+    day = 86_400_000
+    moved, launch = spans[remembered["fact_id"]], spans[corrected["fact_id"]]
+    assert moved[1] - moved[0] >= 7 * day and launch[1] - launch[0] < day + 1
+    assert launch[0] >= moved[0] and launch[1] <= moved[1]
+
+
 def test_candidates_unmerge_from_the_cli(
     data_dir: Path, settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -96,7 +96,7 @@ def test_the_prompt_example_moved_onto_the_speaker_is_dropped_and_counted(stores
         {**f, "text": f["text"].replace("Jonas", "Sam Rivera"), "entities": speaker} for f in prompt_example_facts()
     ]
     assert [f["text"] for f in copied] == [
-        "Sam Rivera moved to Porto.",
+        "Sam Rivera moved to Porto last week.",
         "Sam Rivera starts working at the harbour museum in June.",
     ]
     kept = doc_fact("I need flights from SFO to Lisbon on April 10", "e1", ("Lisbon", "location"))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from nexus_memory import cli
 from nexus_memory.bench import extract as bench_extract
 from nexus_memory.events.ledger import Event
 from nexus_memory.writer.extractor import (
@@ -427,6 +428,29 @@ def test_bench_on_a_tiny_locomo_file(tmp_path: Path) -> None:
     assert report["observation_coverage"] == 1.0
     assert report["observation_overlap"] > 0.6
     assert report["skipped"] == 1
+
+
+def test_bench_extract_conversations_limits_the_run_to_the_first_n(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def sample(sample_id: str, speaker: str, text: str) -> dict[str, object]:
+        turn = {"speaker": speaker, "dia_id": "D1:1", "text": text}
+        session = {"session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": [turn]}
+        conversation = {"speaker_a": speaker, "speaker_b": "Bo", **session}
+        observation = {"session_1_observation": {speaker: [[text, "D1:1"]]}}
+        return {"sample_id": sample_id, "conversation": conversation, "observation": observation}
+
+    path = tmp_path / "locomo.json"
+    path.write_text(
+        json.dumps([sample("a", "Ann", "I adopted a cat named Tilly."), sample("b", "Cy", "I moved to Oslo in 2020.")])
+    )
+    whole = bench_extract.run(path)
+    assert (whole["conversations"], whole["turns"]) == (2, 2)
+    assert bench_extract.run(path, conversations=1)["turns"] == 1
+    # The CLI flag reaches the run (it was accepted and ignored before).
+    assert cli.main(["bench", "extract", "--data", str(path), "--conversations", "1", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["conversations"], printed["turns"]) == (1, 1)
 
 
 @pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo dev data not available")

@@ -157,9 +157,10 @@ def observation_scores(
     }
 
 
-def run(path: Path) -> dict[str, Any]:
-    """Run the extractor over every session in the LoCoMo file and score it against `observation`."""
-    data = json.loads(Path(path).read_text())
+def run(path: Path, *, conversations: int = 0) -> dict[str, Any]:
+    """Run the extractor over every session in the LoCoMo file (its first `conversations`, when not 0) and score
+    it against `observation`."""
+    data = json.loads(Path(path).read_text())[: conversations or None]
     facts_by_turn: dict[str, list[str]] = defaultdict(list)
     turns = facts = skipped = 0
     kinds: Counter[str] = Counter()
@@ -183,6 +184,7 @@ def run(path: Path) -> dict[str, Any]:
 
     scores = observation_scores(data, facts_by_turn)
     return {
+        "conversations": len(data),
         "turns": turns,
         "facts": facts,
         "skipped": skipped,

@@ -55,20 +55,28 @@ def register(subcommands: Subcommands) -> None:
     p.set_defaults(func=cmd_context)
 
     p = _tool_command(
-        subcommands, "remember", "remember a fact", lambda a: ("remember_fact", {"text": a.text, "entities": a.entity})
+        subcommands,
+        "remember",
+        "remember a fact",
+        lambda a: ("remember_fact", {"text": a.text, "entities": a.entity, **_about_arguments(a)}),
     )
     p.add_argument("text")
     p.add_argument("--entity", action="append", help="who or what it is about (repeatable)")
+    _add_about_arguments(p)
 
     p = _tool_command(
         subcommands,
         "correct",
         "replace a wrong fact with the corrected one",
-        lambda a: ("correct_fact", {"fact_id": a.fact_id, "new_text": a.text, "reason": a.reason}),
+        lambda a: (
+            "correct_fact",
+            {"fact_id": a.fact_id, "new_text": a.text, "reason": a.reason, **_about_arguments(a)},
+        ),
     )
     p.add_argument("fact_id")
     p.add_argument("text")
     p.add_argument("--reason")
+    _add_about_arguments(p)
 
     p = _tool_command(
         subcommands, "confirm", "protect a fact from decay", lambda a: ("confirm_fact", {"fact_id": a.fact_id})
@@ -161,6 +169,23 @@ def cmd_context(args: argparse.Namespace) -> int:
     with Stores(load_settings()) as stores:
         print(get_context(stores, args.prompt, session_id=args.session, participants=people))
     return 0
+
+
+def _add_about_arguments(p: argparse.ArgumentParser) -> None:
+    """--about / --about-end: the time a written fact is about (the tools' about_start / about_end)."""
+    p.add_argument(
+        "--about",
+        metavar="WHEN",
+        help="when what the fact says happens, if it names a time: 2025-03-14, 2025-03, 2025, or a span "
+        "2025-03-18/2025-03-25 (when it was said is now)",
+    )
+    p.add_argument("--about-end", metavar="WHEN", help="the end of that span, in the same forms")
+
+
+def _about_arguments(a: argparse.Namespace) -> dict[str, str]:
+    """The about-time flags given, as the write tools' arguments."""
+    given = {"about_start": a.about, "about_end": a.about_end}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _tool_command(subcommands: Subcommands, name: str, summary: str, tool_call: ToolCall) -> argparse.ArgumentParser:

@@ -2,6 +2,8 @@
 
 Facts are immutable (docs/layers.md), which shapes them. Both writes insert through facts.insert, with the
 writer's checks (a fact of at most 2000 characters) and its messages:
+  - both take the time the fact is about, when it names one (about_start, about_end: ISO dates, months, years or
+    date-times, facts/about.py); the time it was said is the call's. A correction without one keeps none;
   - remember_fact inserts a fact with platform 'memory_tool' and metadata {"source": "user"}; one a
     visible fact already says (nearly the same words, within a day) is not inserted: the answer is that
     fact's id, text and entities with "duplicate": true, and nothing is written or set off;
@@ -30,6 +32,7 @@ from nexus_memory.agents.writes import fact_side_effects, last_entity_rowid
 from nexus_memory.core import db
 from nexus_memory.core.ids import now_ms
 from nexus_memory.core.tooling import Tool, ToolError, object_schema
+from nexus_memory.facts.about import MAX_ABOUT_CHARS, about_span
 from nexus_memory.facts.insert import MAX_FACT_CHARS, Dedup, insert_fact
 from nexus_memory.identity import store as identity
 from nexus_memory.lifecycle import corrections
@@ -56,14 +59,17 @@ def _insert_fact(
     extra_entity_ids: Sequence[str] = (),
     *,
     dedup: Dedup,
+    about: tuple[int, int] | None = None,
 ) -> _Written:
-    """Insert a tool-written fact (facts.insert: the writer's checks and duplicate rule) linked to named entities
-    (created if new) and to entities the text names; or return the stored near-duplicate as it is."""
+    """Insert a tool-written fact (facts.insert: the writer's checks and duplicate rule), said now and about
+    `about`, linked to named entities (created if new) and to entities the text names; or return the stored
+    near-duplicate as it is."""
     conn, now = call.conn, now_ms()
     inserted = insert_fact(
         conn,
         text,
         now,
+        about=about,
         metadata=metadata,
         ingested_at=now,
         platform=TOOL_PLATFORM,
@@ -107,10 +113,43 @@ def _fact_row(conn: db.Connection, fact_id: str) -> Any:
     return row
 
 
-def _remember_fact(call: CallContext, text: str, entities: list[str] | None = None) -> dict[str, Any]:
+def _about(about_start: str | None, about_end: str | None) -> tuple[int, int] | None:
+    """The span a write tool's about_start / about_end name (facts/about.py), or None when neither is given."""
+    if about_start is None:
+        if about_end is not None:
+            raise ToolError("about_end needs about_start (give both for a span, about_start alone for one time)")
+        return None
+    return about_span(about_start, about_end)
+
+
+# The about-time as both write tools declare it.
+ABOUT_PARAMETERS: dict[str, Any] = {
+    "about_start": {
+        "type": "string",
+        "maxLength": MAX_ABOUT_CHARS,
+        "description": "When what the fact says happens or holds, if it names a time (not when it was said, which "
+        "is now): an ISO date (2025-03-14), month (2025-03), year (2025) or date-time; a span as "
+        "2025-03-18/2025-03-25 or with about_end.",
+    },
+    "about_end": {
+        "type": "string",
+        "maxLength": MAX_ABOUT_CHARS,
+        "description": "The end of that span, in the same forms (its whole day, month or year counts).",
+    },
+}
+
+
+def _remember_fact(
+    call: CallContext,
+    text: str,
+    entities: list[str] | None = None,
+    about_start: str | None = None,
+    about_end: str | None = None,
+) -> dict[str, Any]:
+    about = _about(about_start, about_end)
     entities_before = last_entity_rowid(call.stores)
     with call.stores.transaction():
-        written = _insert_fact(call, text, {"source": "user"}, entities or [], dedup="visible facts")
+        written = _insert_fact(call, text, {"source": "user"}, entities or [], dedup="visible facts", about=about)
     result = {"fact_id": written.fact_id, "text": written.text, "entities": written.entities}
     if written.duplicate:  # nothing was written, so nothing is set off
         return {**result, "duplicate": True}
@@ -134,6 +173,7 @@ REMEMBER_FACT = Tool(
                 "maxItems": 50,
                 "description": "Names of the people/places/things the fact is about.",
             },
+            **ABOUT_PARAMETERS,
         },
         ["text"],
     ),
@@ -141,7 +181,15 @@ REMEMBER_FACT = Tool(
 )
 
 
-def _correct_fact(call: CallContext, fact_id: str, new_text: str, reason: str | None = None) -> dict[str, Any]:
+def _correct_fact(
+    call: CallContext,
+    fact_id: str,
+    new_text: str,
+    reason: str | None = None,
+    about_start: str | None = None,
+    about_end: str | None = None,
+) -> dict[str, Any]:
+    about = _about(about_start, about_end)
     conn, rate = call.conn, call.stores.settings.decay_rate
     entities_before = last_entity_rowid(call.stores)
     with call.stores.transaction():
@@ -152,7 +200,7 @@ def _correct_fact(call: CallContext, fact_id: str, new_text: str, reason: str | 
         if reason:
             metadata["reason"] = reason
         # A correction is always written: it is near the fact it corrects by nature (facts.insert).
-        written = _insert_fact(call, new_text, metadata, [], old_entities, dedup="off")
+        written = _insert_fact(call, new_text, metadata, [], old_entities, dedup="off", about=about)
         stale = corrections.supersede(conn, fact_id, written.fact_id, now_ms())
     return {
         "fact_id": written.fact_id,
@@ -177,6 +225,7 @@ CORRECT_FACT = Tool(
                 "description": f"The corrected fact (at most {MAX_FACT_CHARS} characters).",
             },
             "reason": {"type": "string", "maxLength": MAX_TEXT, "description": "Why it was wrong (optional)."},
+            **ABOUT_PARAMETERS,
         },
         ["fact_id", "new_text"],
     ),

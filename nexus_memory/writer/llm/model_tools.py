@@ -24,6 +24,7 @@ from nexus_memory.core import db
 from nexus_memory.core.textcheck import show
 from nexus_memory.core.tooling import Tool, ToolError, ToolRegistry, object_schema
 from nexus_memory.events.ledger import Event, InvalidRecord, parse_timestamp
+from nexus_memory.facts.about import time_range
 from nexus_memory.recall.arguments import recall_tool_schema
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.llm.episode import event_refs
@@ -58,21 +59,30 @@ def lenient(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, Any], list
         if value is None:
             continue
         if key in _TIMES and key in properties:
-            value = _time(value)
+            value = _time(value, key)
             if value is None:
                 notes.append(f"{key} {show(arguments[key])} is not a time (unix ms or ISO 8601), so it was left out")
                 continue
         elif key in properties:
             value = _coerced(properties[key].get("type"), value)
         out[key] = value
+    start = arguments.get("about_start")
+    if "about_start" in out and isinstance(start, str) and arguments.get("about_end") is None:
+        out["about_end"] = _time(start, "about_end")  # one ISO day or month alone is the whole of it
     return out, notes
 
 
-def _time(value: Any) -> int | None:
-    """Unix ms from unix ms, unix seconds or ISO text; None for anything else."""
+def _time(value: Any, key: str) -> int | None:
+    """Unix ms from unix ms, unix seconds or ISO text; None for anything else. An about-time may also be an ISO
+    month or day: about_start is its first ms, about_end its last (an about_end of "2025-03-25" takes in that day)."""
     text = str(value).strip() if isinstance(value, int | float | str) and not isinstance(value, bool) else ""
     if text.lstrip("-").replace(".", "", 1).isdigit() and abs(float(text)) < 1e9:
         return None  # a bare number below 1e9 is a year or a count ("2024"), not unix seconds of 1970
+    if key in ("about_start", "about_end") and isinstance(value, str):
+        try:
+            return time_range(text)[1 if key == "about_end" else 0]
+        except (ValueError, OverflowError):
+            pass  # not ISO 8601: parse_timestamp says
     try:
         return parse_timestamp(value)
     except InvalidRecord:
@@ -105,7 +115,7 @@ class CheckedFact:
     as_of: int  # when it was said: its event's time
     fixes: tuple[str, ...] = ()  # 'fact:recited', 'fact:speaker_rewritten'
     replaced: str = ""  # the participant the fact named in the sender's place, when it was given back
-    about: tuple[int, int] | None = None  # first and last ms of the time its text names (dates.read_dates)
+    about: tuple[int, int] | None = None  # first and last ms of the time it is about (validation.model_about)
 
 
 class FactDropped(Exception):
@@ -117,7 +127,8 @@ class FactDropped(Exception):
         self.detail = detail
 
 
-FactCheck = Callable[[str, Event], CheckedFact]
+# (text, event, entity names, the model's about-time) -> the fact as it may be stored (validation's check)
+FactCheck = Callable[[str, Event, tuple[str, ...], tuple[int, int] | None], CheckedFact]
 # What the tool loop's model reads beside a dropped fact.
 DROPPED_HINT = "store only what the new events say, citing the event that says it; go on, or call finish"
 
@@ -176,12 +187,13 @@ class ModelTools:
         about_end: int | None = None,
     ) -> Any:
         """Two times (docs/stores.md): `as_of` when it was said (default: the event's time), and the time it is
-        about: validation's reading of the text's dates, else the model's about_start..about_end."""
+        about: the model's about_start..about_end where validation accepts it (`model_about`), else validation's
+        reading of the text's dates."""
         event = self.source_event(source_event_id)
         about = None if about_start is None else (about_start, max(about_start, about_end or about_start))
         if self.check is not None:
             try:
-                checked = self.check(text, event)
+                checked = self.check(text, event, (), about)
             except FactDropped as exc:
                 # Not a tool error: the call was right, the fact is not what the episode says.
                 self.dropped[f"fact:{exc.reason}"] += 1
@@ -189,7 +201,7 @@ class ModelTools:
             self.fixed.update(checked.fixes)
             text, event = checked.text, checked.event
             as_of = checked.as_of if as_of is None else as_of
-            about = checked.about or about
+            about = checked.about
         when = event.as_of if as_of is None else as_of  # no (readable) time: the event's
         result = self.tools.insert_fact(
             text, when, ingested_at=event.as_of, source_event_id=event.id, metadata=metadata, about=about
@@ -255,11 +267,16 @@ WRITER_TOOLS = ToolRegistry(
                         "type": "integer",
                         "description": "when it was said, unix ms; omit for the event's time",
                     },
+                    # Read by `lenient` from unix ms or ISO text (a day or month: its first / last ms).
                     "about_start": {
-                        "type": "integer",
-                        "description": "the time the fact is about, if it names one: its first unix ms",
+                        "type": ["integer", "string"],
+                        "description": "the time the fact is about, if it names one: an ISO day or month, or its "
+                        "first unix ms",
                     },
-                    "about_end": {"type": "integer", "description": "its last unix ms (a span); omit for a moment"},
+                    "about_end": {
+                        "type": ["integer", "string"],
+                        "description": "the end of that span, in the same forms; omit for one day or moment",
+                    },
                     "source_event_id": {**_S, "description": "ref (e1, e2, ...) or id of the new event it comes from"},
                     "metadata": {"type": "object", "description": "optional extra details"},
                 },

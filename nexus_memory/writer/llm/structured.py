@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_memory.core.tooling import ToolError
+from nexus_memory.facts.about import MAX_ABOUT_CHARS
 from nexus_memory.identity import store as identity
 from nexus_memory.llm.client import Budget, LLMClient, Usage
 from nexus_memory.writer.base import EpisodeInput
@@ -73,8 +74,11 @@ def extraction_schema(refs: Sequence[str] | None = None) -> dict[str, Any]:
             "text": string(max_length=MAX_TEXT),
             "source_ref": ref,
             "entities": _array(entity, MAX_ENTITIES if sent else None),
+            "about": string(max_length=MAX_ABOUT_CHARS),
         }
     )
+    if not sent:
+        fact["required"].remove("about")  # a document without it is read as naming no time (`validation.read_about`)
     link = _object({"cause": number, "effect": number, "strength": strength})
     claim = _object({"source_ref": ref, "type": string(CLAIM_TYPES), "value": string(max_length=MAX_NAME)})
     max_facts = min(MAX_FACTS, max(MIN_FACTS, FACTS_PER_EVENT * len(refs))) if refs else None
@@ -177,13 +181,19 @@ def quote_candidates(episode: EpisodeInput) -> list[tuple[str, str]]:
 
 
 def quote_schema(sentences: Sequence[str] | None = None) -> dict[str, Any]:
-    """`{"facts": [{"sentence": ...}]}`: with `sentences` (the one sent) each is one of them, so a
-    grammar-constrained model can only copy what an event says; without, the shape answers are checked against."""
+    """`{"facts": [{"sentence": ..., "about": ...}]}`: with `sentences` (the one sent) each is one of them, so a
+    grammar-constrained model can only copy what an event says; without, the shape answers are checked against
+    (`about` may then be missing)."""
     sentence: dict[str, Any] = {"type": "string"}
+    about: dict[str, Any] = {"type": "string"}
     if sentences:
         sentence = {"type": "string", "enum": list(sentences)}
+        about["maxLength"] = MAX_ABOUT_CHARS
+    item = _object({"sentence": sentence, "about": about})
+    if not sentences:
+        item["required"].remove("about")
     limit = {"maxItems": min(MAX_FACTS, len(sentences))} if sentences else {}
-    return _object({"facts": {"type": "array", "items": _object({"sentence": sentence})} | limit})
+    return _object({"facts": {"type": "array", "items": item} | limit})
 
 
 class QuoteExtractor(StructuredExtractor):
@@ -211,7 +221,9 @@ class QuoteExtractor(StructuredExtractor):
             elif any(f["text"] == sentence for f in facts):
                 dropped["fact:picked_twice"] += 1
             else:
-                facts.append({"text": sentence, "source_ref": offered[sentence], "entities": []})
+                facts.append(
+                    {"text": sentence, "source_ref": offered[sentence], "entities": [], "about": item.get("about", "")}
+                )
         return {"facts": facts, "causal_links": [], "identity_claims": []}, dropped
 
 

@@ -28,6 +28,11 @@ of the episode):
   speaker by a name the speaker only claimed in a message is dropped (`fact:claimed_identity`);
 - the tool loop's `insert_fact` is judged by the same rules (`EpisodeView.check`), answering the model
   with the reason;
+- a fact has two times: when it was said (its event's) and the time it is about. The model may give the
+  second (`about`: an ISO date, month, year or span); it is kept when it can be read, lies within
+  ABOUT_PAST_MS before to ABOUT_AHEAD_MS after the message, and agrees with the dates the text names where it
+  names some (overlaps the offline reading, which the stored text shows as "(on 28 February 2025)").
+  Otherwise the offline date resolver's reading of the text is stored (`fixed["fact:about_from_text"]`);
 - a causal link needs two kept facts and a causal cue in their messages (`link:*`);
 - an identity claim must be written in its message (`claim:*`); it becomes a merge proposal for
   review, never a merge.
@@ -43,6 +48,7 @@ from typing import Any
 
 from nexus_memory.core.tooling import ToolError
 from nexus_memory.events.ledger import Event
+from nexus_memory.facts.about import about_span
 from nexus_memory.facts.grounding import BORROWED_WORDS, Grounding, Source, date_words, example_text, names_in
 from nexus_memory.identity import store as identity
 from nexus_memory.writer.base import EpisodeInput
@@ -70,6 +76,12 @@ ENTITY_TYPES = (
 )
 CLAIM_TYPES = ("name", "email", "phone", "handle")
 DEFAULT_STRENGTH = 0.7
+_DAY_MS = 86_400_000
+_YEAR_MS = 365 * _DAY_MS
+# Sanity bounds of a model's about-time around its message, not a tuned threshold: a fact may be about a life
+# ago (a grandparent's birth) or a plan decades ahead (a retirement); a model's 0001 or 2999 is neither.
+ABOUT_PAST_MS = 100 * _YEAR_MS
+ABOUT_AHEAD_MS = 30 * _YEAR_MS
 MIN_WORDS = 2  # "2023-05-08T13:56:02Z" or "Yes." says nothing
 REPEATS = 3  # a three-word run said this often is a looping model, not a fact
 MAX_DROP_NOTES = 20  # examples kept for the run metadata; the counts are complete
@@ -257,9 +269,16 @@ class EpisodeView:
         words = _norm(text)
         return next((n for n in sorted(self.claimed.get(event.sender_id, ())) if _mentions(words, n)), None)
 
-    def check(self, text: str, event: Event, names: list[str] | tuple[str, ...] = ()) -> CheckedFact:
+    def check(
+        self,
+        text: str,
+        event: Event,
+        names: list[str] | tuple[str, ...] = (),
+        about: tuple[int, int] | None = None,
+    ) -> CheckedFact:
         """A fact as it may be stored: its text (pronouns resolved, dates noted), the event that says it and
-        its time; FactDropped with the reason when it may not. `names`: entities listed with it."""
+        its two times; FactDropped with the reason when it may not. `names`: entities listed with it; `about`:
+        the time the model says it is about, kept when `model_about` accepts it."""
         text = " ".join(text.split())
         if len(_WORDS.findall(text)) < MIN_WORDS:
             raise FactDropped("empty", "says nothing")
@@ -285,7 +304,10 @@ class EpisodeView:
         if replaced:
             fixes += ("fact:speaker_rewritten",)
         dated = read_dates(text, source.as_of)  # both times: said at the event's, about what the text names
-        return CheckedFact(dated.text, source, source.as_of, fixes, replaced, dated.about)
+        kept = model_about(about, dated.about, source.as_of)
+        if about is not None and kept is None:
+            fixes += ("fact:about_from_text",)
+        return CheckedFact(dated.text, source, source.as_of, fixes, replaced, kept or dated.about)
 
     def source_of(self, text: str, cited: Event) -> tuple[Event, Grounding]:
         """The new event that says the fact: the cited one, unless another one says it better."""
@@ -314,6 +336,31 @@ class EpisodeView:
             named = re.compile(rf"(?<!\w){re.escape(subject)}(?!\w)", re.IGNORECASE)
             return named.sub(lambda _match: speaker, text), subject
         raise FactDropped("wrong_speaker", f"{subject!r} is not who {event.sender_id}'s message speaks of")
+
+
+def model_about(given: tuple[int, int] | None, read: tuple[int, int] | None, said: int) -> tuple[int, int] | None:
+    """The model's about-time `given` when it may be stored, else None: within the sanity bounds around `said`,
+    and overlapping `read` (the offline reading of the text's own dates) when the text names any. The day it was
+    said, for a text that names no time, is no about-time: a small model's default, which `as_of` already says."""
+    if given is None or given[0] < said - ABOUT_PAST_MS or given[1] > said + ABOUT_AHEAD_MS:
+        return None
+    if read is not None and (given[1] < read[0] or read[1] < given[0]):
+        return None  # the text says otherwise, and the stored text shows its reading
+    said_day = said - said % _DAY_MS
+    if read is None and said_day <= given[0] and given[1] < said_day + _DAY_MS:
+        return None
+    return given
+
+
+def read_about(value: Any) -> tuple[tuple[int, int] | None, bool]:
+    """A document's `about` ("" or absent: none) as a span, and whether it was given but could not be read."""
+    text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    if not text:
+        return None, False
+    try:
+        return about_span(text), False
+    except ToolError:
+        return None, True
 
 
 def validate(document: dict[str, Any], view: EpisodeView, *, max_facts: int = 50) -> Plan:
@@ -377,12 +424,15 @@ def _fact(number: int, item: dict[str, Any], view: EpisodeView, plan: Plan) -> N
         else:
             listed.append((name, entity.get("type")))
     named = [n for n, _ in listed if n not in FIRST_PERSON and n not in SECOND_PERSON]
+    about, unread = read_about(item.get("about"))
     try:
-        checked = view.check(text, event, named)
+        checked = view.check(text, event, named, about)
     except FactDropped as exc:
         plan.drop("fact", exc.reason, f"{detail} {exc.detail}")
         return
     plan.fixed.update(checked.fixes)
+    if unread:
+        plan.fixed["fact:about_from_text"] += 1
     speaker, peer = view.speaker(checked.event), view.peer(checked.event)
     entities: list[PlannedEntity] = []
     for name, kind in listed:
