@@ -61,8 +61,10 @@ def test_context_block_with_dates_and_reflection(stores: Stores, memory: dict[st
     )
     block = get_context(stores, "Sarah birthday peanuts?", session_id="now", embedder=FakeEmbedder(), strict=True)
     assert block.startswith("## Relevant memory\n")
-    assert "- The user is allergic to peanuts (20 June 2023)" in block
-    assert "- Sarah's birthday is on the fourth of July (10 May 2023)" in block
+    # Facts under the day they were said, in that order.
+    assert "### 10 May 2023\n- Sarah's birthday is on the fourth of July\n" in block
+    assert "### 20 June 2023\n- The user is allergic to peanuts\n" in block
+    assert block.index("10 May 2023") < block.index("20 June 2023")
     assert "peanut-free" not in block  # the current session's own facts are not injected
     assert block.endswith("## Weekly insight\nThe user cares about food safety and family\n")
 
@@ -123,7 +125,7 @@ def test_one_get_context_reads_the_prompt_once(
     texts: list[str],
     participants: tuple[Participant, ...],
 ) -> None:
-    """Recall (two calls: higher layers, then facts), the noise gate and the packer share one reading:
+    """Recall (one call for every layer), the noise gate and the packer share one reading:
     the prompt is tokenised and matched against entity names once, and so is each name in it."""
     add_mental_model(stores, "Sarah", "Sarah plans a birthday party every year")
     embed_all(stores, FakeEmbedder())

@@ -14,7 +14,9 @@ followed by its newer facts, then facts not already shown), keeping only evidenc
     - 14 June 2023: Alice Chen moved to Denver for a new job at Acme.
 
     ## Relevant memory
-    - Tyler works at Anthropic (10 May 2023)
+    ### 10 May 2023
+    - Tyler works at Anthropic
+    - Tyler is moving to Oakland next month (in June 2023)
 
     ## Said moments ago (no facts of it yet)
     - Tyler: we signed the lease on the Oakland flat today (2026-11-26, imessage)

@@ -2,7 +2,7 @@
 observations, then facts.
 
 `build_context(stores, prompt, max_tokens=800)` reads the prompt once (`nexus_memory.recall.prompt`), recalls
-the higher layers and the facts separately with that reading, keeps the relevant ones (the noise rule
+every layer at once with that reading, keeps the relevant ones (the noise rule
 below, with the same reading) and packs them:
 
 - each relevant mental model first, as its title and its report lines that share words with the prompt
@@ -16,7 +16,8 @@ below, with the same reading) and packs them:
 - with budget left, each relevant observation adds its members most similar to the prompt;
 - a stale observation is checked against its facts: the newest facts of its entity that consolidation
   has not seen yet follow it ("newer, not consolidated yet");
-- no fact is shown twice;
+- no fact is shown twice; facts on their own are shown in the order said under one heading per day
+  ("### 8 May 2023"), the heading's tokens paid once for the day;
 - events of other sessions recorded moments ago, that the writer has not read yet and that hold half of
   the prompt's words (`nexus_memory.recall.fresh`), have room set aside first (at most FRESH_ITEMS, half
   the budget) and are shown last, as what was said: no fact of them exists yet.
@@ -43,7 +44,7 @@ from nexus_memory.core.tokens import estimate_tokens
 from nexus_memory.embeddings.vectors.vec0 import index_state
 from nexus_memory.identity.participant import Participant
 from nexus_memory.injection import relevance
-from nexus_memory.observations.render import MemberFact, fact_line
+from nexus_memory.observations.render import MemberFact, fact_line, with_about
 from nexus_memory.observations.store import fact_rows, fact_vectors
 from nexus_memory.observations.subjects import load_entities
 from nexus_memory.observations.topics import content_words
@@ -161,28 +162,34 @@ def recall_layers(
     embedder: Any = None,
     tags: Sequence[str] | None = None,
 ) -> Recalled:
-    """One recall over the higher layers in `layers`, one over facts (the facts-only list is the same),
-    both with one reading of the prompt (`read_prompt`, relative to `reference_time` when it is a str)."""
+    """One recall over every layer in `layers` (higher layers skipped while the store has none), with one
+    reading of the prompt (`read_prompt`, relative to `reference_time` when it is a str), split into the
+    higher layers' best HIGHER_RESULTS and the best `fact_results` facts. One recall, not one per kind: the
+    prompt is embedded, searched and fused once."""
     prompt = read_prompt(stores.conn, prompt, reference_time=reference_time)
-    common = {"reference_time": reference_time, "embedder": embedder, "touch": False, "budget": "mid"}
     higher = [layer for layer in layers if layer in ("mental_model", "observation")]
-    out = Recalled([], [])
-    if higher and _has_higher_layers(stores.conn):
-        out.higher = recall(
-            stores,
-            prompt,
-            scope=[_SCOPE_OF[layer] for layer in higher],
-            exclude_session_id=session_id,
-            max_results=HIGHER_RESULTS,
-            tags=tags,
-            **common,
-        ).results
-    if "fact" in layers:
-        response = recall(
-            stores, prompt, scope=("facts",), exclude_session_id=session_id, max_results=fact_results, **common
-        )
-        out.facts, out.window = response.results, (response.time_after, response.time_before)
-    return out
+    if higher and not _has_higher_layers(stores.conn):
+        higher = []
+    scope = [_SCOPE_OF[layer] for layer in (*higher, *(["fact"] if "fact" in layers else []))]
+    if not scope:
+        return Recalled([], [])
+    response = recall(
+        stores,
+        prompt,
+        scope=scope,
+        exclude_session_id=session_id,
+        max_results=(HIGHER_RESULTS if higher else 0) + (fact_results if "fact" in layers else 0),
+        tags=tags,
+        reference_time=reference_time,
+        embedder=embedder,
+        touch=False,
+        budget="mid",
+    )
+    return Recalled(
+        [r for r in response.results if r.type != "fact"][:HIGHER_RESULTS],
+        [r for r in response.results if r.type == "fact"][:fact_results],
+        (response.time_after, response.time_before) if "fact" in layers else (None, None),
+    )
 
 
 def pack(
@@ -200,9 +207,10 @@ def pack(
     # The noise gate (nexus_memory.injection.relevance) decides for every layer; reflections and the writer's own
     # notes are never injected as matches (the reflection has its own section).
     candidates = [r for r in recalled.higher if r.metadata.get("subtype") not in _NOT_INJECTED] + recalled.facts
-    kept = relevance.evidence(stores.conn, prompt, candidates, window=recalled.window)
+    about = relevance.fact_about_times(stores.conn, [r.id for r in recalled.facts])
+    kept = relevance.evidence(stores.conn, prompt, candidates, window=recalled.window, about_times=about)
     higher = [r for r in kept if r.type != "fact"]
-    packer = _Packer(stores, prompt, max_tokens, embedder, [r for r in higher if r.type == "observation"])
+    packer = _Packer(stores, prompt, max_tokens, embedder, [r for r in higher if r.type == "observation"], about)
     for model in (r for r in higher if r.type == "mental_model"):
         packer.add_model(model)
     shown, told = 0, set[str]()  # facts shown; their source events
@@ -240,7 +248,13 @@ class _Packer:
     """Fills the budget; remembers which facts are shown and where."""
 
     def __init__(
-        self, stores: Stores, prompt: Prompt, max_tokens: int, embedder: Any, observations: list[RecallResult]
+        self,
+        stores: Stores,
+        prompt: Prompt,
+        max_tokens: int,
+        embedder: Any,
+        observations: list[RecallResult],
+        about: dict[str, tuple[int, int]],
     ) -> None:
         self.stores, self.conn = stores, stores.conn
         self.max_tokens = max_tokens
@@ -248,6 +262,8 @@ class _Packer:
         self.models: list[ContextItem] = []
         self.facts: list[ContextItem] = []
         self.covered: set[str] = set()
+        self.about = about  # fact id -> the time its text names (facts.about_start/end)
+        self.days: set[str] = set()  # the days the facts section has a heading for
         # The observations' topic words (date notes left out), as the lines it is compared with are read.
         self.terms = set(content_words(prompt.given))
         self.model = index_state(self.conn)
@@ -337,12 +353,17 @@ class _Packer:
         stale = self.newer_of.get(result.id)
         if stale is not None:  # a fact the stale observation has not taken in yet: shown right after it
             return self._add_to_group(stale, next(f for f in stale.newer if f.id == result.id), newer=True)
-        line = f"- {' '.join(result.text.split())}{_date_suffix(result.as_of)}"
+        # A day heading, written once for the facts said that day, instead of the date after each line: on
+        # LoCoMo dev a fact line is ~90 characters, its date ~17 of them.
+        day = day_month_year_of(result.as_of) if result.as_of is not None else ""
+        line = f"- {with_about(result.text, self.about.get(result.id))}"
+        heading = estimate_tokens(f"### {day}") + 1 if day and day not in self.days else 0
         item = ContextItem(
             "fact", result.id, "", [line], result, False, [result.id], result.source_event_ids, [result.id]
         )
-        if not self._spend(item.tokens):
+        if not self._spend(item.tokens + heading):
             return False
+        self.days.add(day)
         self.facts.append(item)
         self.covered.add(result.id)
         return True
@@ -428,7 +449,18 @@ class _Packer:
                 shown,
             )
             observations.append(item)
-        return [*self.models, *observations, *self.facts]
+        return [*self.models, *observations, *_by_day(self.facts)]
+
+
+def _by_day(facts: list[ContextItem]) -> list[ContextItem]:
+    """Facts in the order they were said, the first of each day titled with it ('### 8 May 2023')."""
+    ordered = sorted(facts, key=lambda item: (item.result.as_of or 0, item.id))
+    seen: set[str] = set()
+    for item in ordered:
+        day = day_month_year_of(item.result.as_of) if item.result.as_of is not None else ""
+        item.title = day if day and day not in seen else ""
+        seen.add(day)
+    return ordered
 
 
 def _newer_line(fact: MemberFact) -> str:
@@ -462,9 +494,3 @@ def _query_vector(stores: Stores, prompt: str, embedder: Any) -> np.ndarray | No
     if model is None or not prompt.strip():
         return None
     return np.asarray(model.encode_query(prompt[:2000]), dtype=np.float32)
-
-
-def _date_suffix(as_of: int | None) -> str:
-    """' (8 May 2023)': the day a fact was said, in words, as observation lines write it (a date a question
-    asks about reads the same; on LoCoMo dev the block held temporal answers more often than with ISO days)."""
-    return "" if as_of is None else f" ({day_month_year_of(as_of)})"

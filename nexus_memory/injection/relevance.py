@@ -10,7 +10,9 @@ prompt and the fact agree on more than a vague topic. What counts is read off th
   is not a common noun or a date: "dance" or "2023" name nobody);
 - `rare`: the fact holds a prompt term that few facts of this store hold (RARE_SHARE), so it says
   something specific the prompt asks about ("poetry", not "go" or "like");
-- `dated`: the prompt named a time ("in May 2023", "yesterday") and the fact happened then;
+- `dated`: the prompt named a time ("in May 2023", "yesterday") and the fact is about then: the time its
+  text names (facts.about_start/about_end) overlaps the window, or, when it names none, it was said then
+  (a fact said in May about a trip in June answers "what happened in June?", as recall's filters read it);
 - `held`: the share of the prompt's words, its names left out, that the fact holds (a name says
   WHO the prompt is about, these words WHAT it asks).
 
@@ -61,11 +63,13 @@ adds what only the gate asks of the store: which terms are rare, which capitalis
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nexus_memory.core import db
 from nexus_memory.core.calendar_words import MONTHS, WEEKDAYS
+from nexus_memory.observations.render import about_of
+from nexus_memory.observations.store import fact_rows
 from nexus_memory.recall import keyword
 from nexus_memory.recall.participants import MeantNames
 from nexus_memory.recall.prompt import Prompt
@@ -234,11 +238,12 @@ def is_evidence(
     window: tuple[int | None, int | None] = (None, None),
     vectors: bool = True,
     thresholds: Thresholds = Thresholds(),
+    about_time: tuple[int, int] | None = None,
 ) -> bool:
     """The rule of the module docstring for one recalled fact.
 
     `window` is the time window recall read from the prompt (or was given); `vectors` False means
-    the recall ran without embeddings.
+    the recall ran without embeddings; `about_time` is the time the fact's text names, if any.
     """
     if "recency" in result.ranks:
         return True
@@ -261,7 +266,7 @@ def is_evidence(
         return False  # the prompt asks about someone, the fact about other people (the "who" rule)
     if similarity >= thresholds.topic:
         return True
-    agreeing = about + holds_rare_term + _in_window(result.as_of, window)
+    agreeing = about + holds_rare_term + _in_window(result.as_of, about_time, window)
     if not vectors:
         return agreeing >= 1
     return (similarity >= thresholds.agree and agreeing >= 1) or (similarity >= thresholds.floor and agreeing >= 2)
@@ -272,11 +277,15 @@ def _names_someone(result: RecallResult) -> bool:
     return any(e.get("type") not in ("concept", "date") for e in result.entities)
 
 
-def _in_window(as_of: int | None, window: tuple[int | None, int | None]) -> bool:
+def _in_window(as_of: int | None, about_time: tuple[int, int] | None, window: tuple[int | None, int | None]) -> bool:
+    """The fact is about the window: its about-time overlaps it, or, without one, it was said in it."""
     after, before = window
-    if as_of is None or (after is None and before is None):
+    if after is None and before is None:
         return False
-    return (after is None or as_of >= after) and (before is None or as_of <= before)
+    first, last = about_time if about_time is not None else (as_of, as_of)
+    if first is None or last is None:
+        return False
+    return (after is None or last >= after) and (before is None or first <= before)
 
 
 def leads(result: RecallResult, held: float, thresholds: Thresholds = Thresholds()) -> bool:
@@ -286,6 +295,11 @@ def leads(result: RecallResult, held: float, thresholds: Thresholds = Thresholds
         return True
     similarity = result.metadata.get("scores", {}).get("semantic") or 0.0
     return similarity + thresholds.word_weight * held >= thresholds.lead
+
+
+def fact_about_times(conn: db.Connection, fact_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """Per fact that has one, the time its text names (RecallResult carries no about-time)."""
+    return {fact_id: about for fact_id, row in fact_rows(conn, fact_ids).items() if (about := about_of(row))}
 
 
 def held_shares(conn: db.Connection, words: Sequence[str], fact_ids: Sequence[str]) -> dict[str, float]:
@@ -304,19 +318,31 @@ def evidence(
     *,
     window: tuple[int | None, int | None] = (None, None),
     thresholds: Thresholds = Thresholds(),
+    about_times: Mapping[str, tuple[int, int] | None] | None = None,
 ) -> list[RecallResult]:
     """The results that are evidence for `prompt` (read with its participants), in their order; none
-    unless one of them leads."""
+    unless one of them leads. `about_times`: per fact id, the time its text names (`fact_about_times`;
+    read here when not given)."""
     if not results:
         return []
     reading = store_reading(conn, prompt)
     fact_ids = [r.id for r in results if r.type == "fact"]
     rare = facts_holding(conn, reading.rare_terms, fact_ids)
     vectors = any("semantic" in r.ranks for r in results)
+    if about_times is None:
+        about_times = fact_about_times(conn, fact_ids) if window != (None, None) else {}
     kept = [
         r
         for r in results
-        if is_evidence(r, reading, r.id in rare, window=window, vectors=vectors, thresholds=thresholds)
+        if is_evidence(
+            r,
+            reading,
+            r.id in rare,
+            window=window,
+            vectors=vectors,
+            thresholds=thresholds,
+            about_time=about_times.get(r.id),
+        )
     ]
     if not vectors or not kept or not (reading.named or reading.knows_a_name):  # the lead rule: see docstring
         return kept
