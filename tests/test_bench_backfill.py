@@ -12,6 +12,7 @@ import pytest
 from nexus_memory.bench.backfill import run
 from nexus_memory.bench.history import PLATFORMS, HistoryGenerator
 from nexus_memory.cli import main
+from nexus_memory.embeddings.model import DEFAULT_MODEL, vector_identity
 from nexus_memory_assets.bench import timed_pipeline
 
 
@@ -58,6 +59,11 @@ def test_bench_backfill_small_history(tmp_path: Path) -> None:
     assert all(entry["seconds"] >= 0 and "share" in entry for entry in layers.values())
     assert sum(entry["seconds"] for entry in layers.values()) == pytest.approx(result["seconds"], abs=0.1)
     assert result["ratio_to_embedding_limit"] == pytest.approx(result["pipeline_s"] / result["embedding_limit_s"], 0.05)
+    # The limit keeps the float32 recipe; the pipeline embeds in its own, stored under that recipe's identity.
+    assert result["embedding_limit_recipe"] == "fp32"
+    assert result["embedder"]["model"] == vector_identity(DEFAULT_MODEL, result["embedder"]["precision"])
+    consolidation = result["consolidation_s"] / result["pipeline_s"]
+    assert result["consolidation_to_pipeline"] == pytest.approx(consolidation, abs=0.02)
     assert list(tmp_path.iterdir()) == []  # the temporary stores are gone
 
 

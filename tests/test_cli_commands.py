@@ -70,6 +70,7 @@ def test_the_walk_finds_every_command() -> None:
         "coldstart",
         "consolidate",
         "backfill",
+        "embed",
         "dates",
         "facts",
         "freshness",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,8 +11,16 @@ from memory_builders import say
 
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
-from nexus_memory.embeddings import step
-from nexus_memory.embeddings.model import get_embedder
+from nexus_memory.embeddings import model as embedding_model
+from nexus_memory.embeddings import query_encoder, step
+from nexus_memory.embeddings.model import (
+    Embedder,
+    get_embedder,
+    native_bf16,
+    resolve_precision,
+    split_identity,
+    vector_identity,
+)
 from nexus_memory.embeddings.step import (
     EmbedStats,
     StaleVectors,
@@ -23,9 +32,12 @@ from nexus_memory.embeddings.step import (
     stale_fact_vectors,
 )
 from nexus_memory.embeddings.vectors.index import VectorIndex
+from nexus_memory.embeddings.vectors.ivf import ann_root
 from nexus_memory.embeddings.vectors.vec0 import IndexModelMismatch, index_state
 from nexus_memory.events.ledger import append_event, parse_event
 
+# What the default settings (NEXUS_EMBED_PRECISION=auto) store vectors under on this CPU.
+IDENTITY = vector_identity("all-MiniLM-L6-v2", resolve_precision("auto"))
 FACTS = [
     ("f1", "Alice works at Acme as a data engineer", "gmail", 1_000, "t1"),
     ("f2", "Bob went hiking in the Alps last summer", "imessage", 2_000, "t2"),
@@ -51,7 +63,7 @@ def _add_facts(stores: Stores, facts: list[tuple[str, str, str, int, str]]) -> N
 def test_encode_shape_normalised_deterministic(embedder) -> None:
     texts = ["Alice works at Acme", "Bob likes hiking", "The cat sat on the mat"]
     first = embedder.encode(texts)
-    assert embedder.model_name == "all-MiniLM-L6-v2"
+    assert embedder.model_name == IDENTITY
     assert first.shape == (3, embedder.dimension) == (3, 384)
     assert first.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
@@ -74,9 +86,9 @@ def test_embed_pending_is_idempotent_and_searchable(stores: Stores, embedder) ->
     assert progress == [(3, 4), (4, 4)]
     assert embed_pending(stores, embedder).rows == 0
     rows = stores.conn.execute("SELECT model, dimension, length(embedding) FROM embeddings").fetchall()
-    assert [tuple(r) for r in rows] == [("all-MiniLM-L6-v2", 384, 384 * 4)] * 4
+    assert [tuple(r) for r in rows] == [(IDENTITY, 384, 384 * 4)] * 4
     assert stores.conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()[0] == 4
-    assert index_state(stores.conn) == ("all-MiniLM-L6-v2", 384)
+    assert index_state(stores.conn) == (IDENTITY, 384)
 
     search = VectorIndex(stores, embedder.model_name, embedder.dimension)
     hits = search.search(embedder.encode_query("Which company does Alice work for?"), 2)
@@ -174,7 +186,7 @@ def test_rebuild_index_builds_ann_above_threshold(stores: Stores, embedder) -> N
     _add_facts(stores, FACTS)
     embed_pending(stores, embedder)
     assert rebuild_index(stores, embedder.model_name, embedder.dimension, ann_threshold=3) == 4
-    assert (stores.data_dir / "ann" / "all-MiniLM-L6-v2" / "fact" / "CURRENT").exists()
+    assert (ann_root(stores.data_dir, embedder.model_name) / "fact" / "CURRENT").exists()
     search = VectorIndex(stores, embedder.model_name, embedder.dimension)
     assert search.search(embedder.encode_query("Alice's employer"), 1)[0][0] == "f1"
 
@@ -283,3 +295,84 @@ def test_a_version_1_embeddings_store_gains_text_hash(settings) -> None:
 def test_missing_model_fails_clearly() -> None:
     with pytest.raises(RuntimeError, match="not available offline"):
         get_embedder("nexus-test/definitely-not-a-cached-model")
+
+
+def test_the_recipe_is_part_of_the_vector_identity() -> None:
+    assert split_identity("all-MiniLM-L6-v2+bf16") == ("all-MiniLM-L6-v2", "bf16")
+    assert split_identity("sentence-transformers/all-MiniLM-L6-v2") == ("all-MiniLM-L6-v2", None)
+    assert split_identity("some/model+x") == ("some/model+x", None)  # not a recipe: part of the name
+    assert vector_identity("all-MiniLM-L6-v2", "fp32") == "all-MiniLM-L6-v2"  # as stored before recipes
+    assert vector_identity("all-MiniLM-L6-v2", "bf16") == "all-MiniLM-L6-v2+bf16"
+    with pytest.raises(ValueError):
+        vector_identity("all-MiniLM-L6-v2", "auto")
+    assert resolve_precision("auto") == ("bf16" if native_bf16() else "fp32")
+
+
+def test_bf16_vectors_are_stored_under_their_own_identity_and_never_mixed(stores: Stores, settings, embedder) -> None:
+    _add_facts(stores, FACTS[:2])
+    with stores.transaction():
+        stores.conn.execute(
+            "INSERT INTO entities(id, name, normalized, type, source, created_at, updated_at, last_seen) "
+            "VALUES ('e1', 'Alice Smith', 'alice smith', 'person', 'user', 0, 0, 10)"
+        )
+    fp32 = get_embedder(settings=replace(settings, embed_precision="fp32"))
+    bf16 = get_embedder(settings=replace(settings, embed_precision="bf16"))
+    assert (fp32.model_name, bf16.model_name) == ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2+bf16")
+    assert get_embedder("all-MiniLM-L6-v2+bf16") is bf16  # recall asks for the index's identity by name
+    assert bf16.base_model == fp32.base_model and bf16.precision == "bf16"
+    embed_pending(stores, fp32, target_types=("fact", "entity"))
+    # An explicitly configured other recipe is refused, with the way to re-embed.
+    configured_bf16 = Stores(replace(settings, embed_precision="bf16"))
+    with configured_bf16, pytest.raises(IndexModelMismatch, match="rebuild-index --reembed"):
+        embed_pending(configured_bf16, bf16)
+    # auto keeps the store's recipe: new facts get fp32 vectors, whatever auto gives on this CPU.
+    auto_settings = replace(settings, embed_precision="auto")
+    auto = get_embedder(settings=auto_settings)
+    assert auto.model_name == vector_identity("all-MiniLM-L6-v2", resolve_precision("auto"))
+    _add_facts(stores, FACTS[2:3])
+    with Stores(auto_settings) as auto_stores:
+        assert step.embedder_for_store(auto_stores, auto) is fp32
+        assert embed_pending(auto_stores, auto).rows == 1
+    models = {r[0] for r in stores.conn.execute("SELECT model FROM embeddings")}
+    assert models == {"all-MiniLM-L6-v2"}
+    # The reembed path moves the store to bf16: every vector of the served identity is bf16, and asked for
+    # facts it embeds the entities too (they had fp32 vectors, and would drop out of the index).
+    assert reembed(stores, bf16).by_type == {"fact": 3, "entity": 1}
+    assert index_state(stores.conn) == ("all-MiniLM-L6-v2+bf16", 384)
+    rows = stores.conn.execute(
+        "SELECT target_id, embedding FROM embeddings WHERE model = ? AND target_type = 'fact'", (bf16.model_name,)
+    )
+    vectors = {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows}
+    assert sorted(vectors) == ["f1", "f2", "f3"]
+    texts = {fid: text for fid, text, *_ in FACTS}
+    exact = fp32.encode([texts[fid] for fid in sorted(vectors)])
+    made = np.stack([vectors[fid] for fid in sorted(vectors)])
+    assert np.min(np.sum(made * exact, axis=1)) > 0.999 and not np.array_equal(made, exact)  # near fp32, not it
+    with Stores(auto_settings) as auto_stores:
+        assert embed_pending(auto_stores, auto).rows == 0  # auto now follows the store to bf16
+
+
+def test_a_write_to_a_bf16_store_goes_through_the_export_only_where_it_matches_bf16(
+    stores: Stores, embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder = embedder.prepare_query_encoder()
+    assert encoder is not None and encoder.recipe_parity["bf16"] >= query_encoder.PARITY_MIN_COSINE
+    model = embedder.model
+    bf16 = Embedder("all-MiniLM-L6-v2+bf16", model)
+    _add_facts(stores, FACTS[:1])
+    embed_pending(stores, bf16)  # the store is bf16 now
+
+    def no_torch(name: str) -> None:
+        raise AssertionError(f"loaded {name} for one write")
+
+    monkeypatch.setattr(embedding_model, "_load_model", no_torch)
+    fresh = Embedder("all-MiniLM-L6-v2+bf16", None, query_backend="onnx", encoder=encoder)
+    _add_facts(stores, FACTS[1:2])
+    assert step.embed_facts_now(stores, fresh, ["f2"]).rows == 1
+    [(stored,)] = stores.conn.execute("SELECT embedding FROM embeddings WHERE target_id = 'f2'").fetchall()
+    assert float(np.frombuffer(stored, dtype="<f4") @ bf16.encode([FACTS[1][1]])[0]) >= query_encoder.PARITY_MIN_COSINE
+    # An export with no bf16 parity on record does not stand in for bf16: the model embeds the write.
+    monkeypatch.setattr(encoder, "recipe_parity", {"fp32": 1.0})
+    _add_facts(stores, FACTS[2:3])
+    with pytest.raises(AssertionError, match="for one write"):
+        step.embed_facts_now(stores, fresh, ["f3"])

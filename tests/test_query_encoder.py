@@ -54,6 +54,8 @@ def test_onnx_matches_torch_and_is_checked_once(model, own_cache: Path) -> None:
     assert folder == query_encoder.export_dir(DEFAULT_MODEL, model_location(DEFAULT_MODEL))
     check = json.loads((folder / "check.json").read_text())
     assert check["ok"] and check["model"] == DEFAULT_MODEL and check["parity_min_cosine"] >= 0.9999
+    # fp32 queries against bf16 documents: recorded beside the export, near 1 and below the exact twin's.
+    assert 0.999 < check["recipe_parity_min_cosine"]["bf16"] < 1.0
     assert check["onnx_bytes"] == (folder / "model.onnx").stat().st_size and len(check["onnx_sha256"]) == 64
     # Later embedders trust the record: no new export and no parity run against torch.
     stamp = (folder / "model.onnx").stat().st_mtime_ns
@@ -139,3 +141,19 @@ def test_get_embedder_loads_nothing_when_an_export_is_checked(model, monkeypatch
     assert loads == []
     embedder.encode(["documents need the model"])
     assert loads == [DEFAULT_MODEL]
+
+
+def test_a_new_export_removes_the_superseded_ones(model, own_cache: Path) -> None:
+    """Exports made for older library versions or model files are deleted when the current one is
+    written; another model's export and a folder still being written stay."""
+    onnx = own_cache / "onnx"
+    stale = onnx / f"{DEFAULT_MODEL}-{'0' * 16}"
+    other_model = onnx / f"bge-small-en-v1.5-{'1' * 16}"
+    in_progress = onnx / f"{DEFAULT_MODEL}-{'2' * 16}.123.part"
+    for folder in (stale, other_model, in_progress):
+        folder.mkdir(parents=True)
+        (folder / "check.json").write_text('{"ok": true}')
+    Embedder(DEFAULT_MODEL, model, query_backend="onnx").encode_query("make the export")
+    current = query_encoder.export_dir(DEFAULT_MODEL, model_location(DEFAULT_MODEL))
+    assert sorted(p.name for p in onnx.iterdir()) == sorted([current.name, other_model.name, in_progress.name])
+    assert query_encoder.checked_encoder(DEFAULT_MODEL, model_location(DEFAULT_MODEL)) is not None

@@ -66,6 +66,10 @@ def register(subcommands: Subcommands) -> None:
     )
     p.add_argument("--facts", type=int, default=100_000, help="synthetic store size")
     p.add_argument("--queries", type=int, default=200, help="queries to time")
+    p.add_argument(
+        "--data-dir",
+        help="keep the store here, whole (no forgetting step); a store already there is measured again, not refilled",
+    )
 
     p = _benchmark(
         benchmarks,
@@ -113,6 +117,18 @@ def register(subcommands: Subcommands) -> None:
     p.add_argument("--events", type=int, default=100_000, help="synthetic history size")
     p.add_argument("--days", type=int, default=730, help="days the history spans")
     p.add_argument("--data-dir", help="where its temp dir goes")
+
+    p = _benchmark(
+        benchmarks,
+        "embed",
+        "bulk embedding: texts/s of float32 and bfloat16 on LoCoMo turns, their vectors' parity, and with --gate "
+        "the LoCoMo quality gate for bfloat16 (bench locomo per recipe, side by side)",
+        _embed,
+    )
+    p.add_argument("--data", required=True, help="LoCoMo JSON (its turns are the texts)")
+    p.add_argument("--texts", type=int, default=1024, help="turns embedded per round")
+    p.add_argument("--rounds", type=int, default=3, help="rounds, the recipes taking turns")
+    p.add_argument("--gate", action="store_true", help="also run bench locomo per recipe and apply the gate")
 
     p = _benchmark(
         benchmarks,
@@ -193,7 +209,7 @@ def _extract(args: argparse.Namespace) -> dict[str, Any]:
         )
     from nexus_memory.bench.extract import run
 
-    return run(Path(args.data))
+    return run(Path(args.data), conversations=args.conversations)
 
 
 def _facts(args: argparse.Namespace) -> dict[str, Any]:
@@ -217,7 +233,7 @@ def _locomo(args: argparse.Namespace) -> dict[str, Any]:
 def _recall(args: argparse.Namespace) -> dict[str, Any]:
     from nexus_memory.bench.recall import run
 
-    return run(args.facts, queries=args.queries)
+    return run(args.facts, queries=args.queries, data_dir=Path(args.data_dir) if args.data_dir else None)
 
 
 def _analytics(args: argparse.Namespace) -> dict[str, Any]:
@@ -260,6 +276,12 @@ def _consolidate(args: argparse.Namespace) -> dict[str, Any]:
     from nexus_memory.bench.consolidate import run
 
     return run(Path(args.data), conversations=args.conversations)
+
+
+def _embed(args: argparse.Namespace) -> dict[str, Any]:
+    from nexus_memory.bench.embed import run
+
+    return run(Path(args.data), texts=args.texts, rounds=args.rounds, with_gate=args.gate)
 
 
 def _backfill(args: argparse.Namespace) -> dict[str, Any]:

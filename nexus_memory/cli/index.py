@@ -24,7 +24,7 @@ def register(subcommands: Subcommands) -> None:
 
 def cmd_rebuild_index(args: argparse.Namespace) -> int:
     from nexus_memory.embeddings.model import get_embedder
-    from nexus_memory.embeddings.step import rebuild_index, reembed
+    from nexus_memory.embeddings.step import embedder_for_store, rebuild_index, reembed
 
     settings = load_settings()
     embedder = get_embedder(args.model or None, settings=settings)
@@ -38,6 +38,8 @@ def cmd_rebuild_index(args: argparse.Namespace) -> int:
             )
             print(f"\nre-embedded {stats.rows} rows ({stats.rows_per_s:.0f}/s) with {embedder.model_name}")
             return 0
+        if not args.model:  # the configured recipe: under auto, the one the store already has
+            embedder = embedder_for_store(stores, embedder)
         rows = rebuild_index(stores, embedder.model_name, embedder.dimension)
     print(f"rebuilt the vector index for {embedder.model_name}: {rows} rows")
     return 0

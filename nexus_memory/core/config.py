@@ -38,9 +38,10 @@ class Settings:
     torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
     # "onnx": recall embeds queries with an ONNX export of the model (~3x faster, same vectors); "torch"
     query_backend: str = field(default_factory=lambda: _env("NEXUS_QUERY_BACKEND", "onnx"))
-    # "fp32" (default), or "bf16" / "auto" (bfloat16 where the CPU computes it natively and probe
-    # vectors match float32): ~2.7x faster, but LoCoMo dev R@10 0.7848 against 0.7862 (docs/decisions.md).
-    embed_precision: str = field(default_factory=lambda: _env("NEXUS_EMBED_PRECISION", "fp32"))
+    # How stored texts are embedded: "auto" (default: bfloat16 where the CPU computes it natively, else float32;
+    # an existing store keeps its recipe), "fp32" or "bf16". The recipe is part of each vector's identity
+    # (embeddings.model); bf16 passed the LoCoMo quality gate (docs/speed.md).
+    embed_precision: str = field(default_factory=lambda: _env("NEXUS_EMBED_PRECISION", "auto"))
     # Where the ONNX export of the query model is cached (per model and library versions).
     model_cache_dir: Path = field(
         default_factory=lambda: _env_path("NEXUS_MODEL_CACHE", Path.home() / ".cache" / "nexus-memory")

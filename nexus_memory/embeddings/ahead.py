@@ -114,8 +114,8 @@ class EmbeddingAhead:
     def _start_worker(self) -> None:
         # Called with the lock held.
         embedder = self.embedder
-        command = [sys.executable, "-m", "nexus_memory.embeddings.worker", embedder.model_name]
-        command += [embedder.precision_setting, str(embedder.torch_threads)]
+        command = [sys.executable, "-m", "nexus_memory.embeddings.worker", embedder.base_model]
+        command += [embedder.precision, str(embedder.torch_threads)]
         try:
             worker = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=os.environ.copy())
         except OSError as exc:  # this process embeds everything in `drain`

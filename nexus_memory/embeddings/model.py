@@ -37,6 +37,11 @@ class Embedder:
 
     Built from a loaded `model`, or from a checked ONNX query `encoder` alone: then queries run
     without torch and the model is loaded only when documents are embedded.
+
+    `model_name` is the vectors' identity, what `embeddings.model` and the index hold: the model and
+    the recipe its documents are embedded with (`all-MiniLM-L6-v2` in float32, `all-MiniLM-L6-v2+bf16`
+    in bfloat16; see `vector_identity`); `base_model` is the model itself. Vectors of two recipes are
+    never mixed under one identity.
     """
 
     def __init__(
@@ -51,15 +56,15 @@ class Embedder:
     ) -> None:
         if model is None and encoder is None:
             raise ValueError("an Embedder needs a model or a checked query encoder")
-        if precision not in PRECISIONS:
-            raise ValueError(f"NEXUS_EMBED_PRECISION={precision!r}: use one of {', '.join(PRECISIONS)}")
-        self.model_name = model_name
+        self.base_model, named = split_identity(model_name)
+        # The recipe ("auto" resolved to "fp32" or "bf16", from the CPU's flags without torch) is fixed when
+        # the embedder is made, so the identity a query process searches under is known before any model loads.
+        self.precision = named or resolve_precision(precision)
+        self.model_name = vector_identity(self.base_model, self.precision)
         self._model = model
         self.dimension = _model_dimension(model) if model is not None else encoder.dimension  # type: ignore[union-attr]
-        self.query_prefix = _QUERY_PREFIXES.get(model_name, "")
+        self.query_prefix = _QUERY_PREFIXES.get(self.base_model, "")
         self.query_backend = query_backend
-        self.precision_setting = precision  # "auto", "fp32" or "bf16"; `precision` is what it became
-        self._precision: str | None = None  # decided with the model loaded: see `precision`
         self._lock = threading.Lock()  # torch modules are not meant to run concurrently
         self._load_lock = threading.Lock()
         self._query_encoder = encoder
@@ -75,7 +80,7 @@ class Embedder:
         if self._model is None:
             with self._load_lock:
                 if self._model is None:
-                    self._model = _load_model(self.model_name)
+                    self._model = _load_model(self.base_model)
         return self._model
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
@@ -103,25 +108,6 @@ class Embedder:
         """Threads torch computes with in this process (process-wide: see get_embedder)."""
         return _TORCH_THREADS[0]
 
-    @property
-    def precision(self) -> str:
-        """The arithmetic of `encode` for documents: "fp32", or "bf16" (picked from the setting on first use).
-
-        bfloat16 (torch autocast: matrix products in bf16, normalisation and pooling in fp32) runs
-        ~2.7x faster than fp32 on a CPU with native bf16 (AMX, AVX-512 BF16) and gives the same
-        vectors up to cosine 0.99996; "auto" takes it only there, and only when the probes agree.
-        Decided lazily, so a process that only answers queries through ONNX never loads torch.
-        """
-        if self._precision is None:
-            model = self.model
-            with self._lock:
-                if self._precision is None:
-                    self._precision = "fp32"
-                    setting = self.precision_setting
-                    if setting == "bf16" or (setting == "auto" and _native_bf16() and _bf16_agrees(model)):
-                        self._precision = "bf16"
-        return self._precision
-
     def encode_query(self, text: str) -> np.ndarray:
         """Embed one search query: float32 (dimension,), unit length (ONNX when available, else torch)."""
         return self.encode_queries([text])[0]
@@ -147,6 +133,8 @@ class Embedder:
         return np.stack([known[text] for text in texts])
 
     def _encode_queries_now(self, texts: list[str]) -> np.ndarray:
+        # Queries go through the fp32 ONNX export whatever the documents' recipe: fp32 queries search bf16
+        # documents as well as bf16 queries do (LoCoMo dev, docs/speed.md), so this is allowed on purpose.
         encoder = self.prepare_query_encoder()
         if encoder is not None:
             return encoder.encode(texts)
@@ -160,7 +148,12 @@ class Embedder:
             with self._lock:
                 if self._query_encoder is None and self.query_backend == "onnx":
                     self._query_encoder = query_encoder.export_checked(
-                        model, self.model_name, model_location(self.model_name), self._torch_query, self.model_cache_dir
+                        model,
+                        self.base_model,
+                        model_location(self.base_model),
+                        self._torch_query,
+                        self.model_cache_dir,
+                        recipes={"bf16": self._torch_bf16_query},
                     )
                     if self._query_encoder is None:
                         self.query_backend = "torch"
@@ -170,6 +163,10 @@ class Embedder:
         # The ONNX twin's parity reference; called while self._lock is held, hence unlocked.
         return self._encode_unlocked(self.model, [text], 1)[0]  # fp32: the reference is the exact model
 
+    def _torch_bf16_query(self, text: str) -> np.ndarray:
+        # A bf16 document's vector, recorded beside the export: how close its fp32 queries come to them.
+        return self._encode_unlocked(self.model, [text], 1, "bf16")[0]
+
 
 def _model_dimension(model: Any) -> int:
     get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
@@ -177,29 +174,47 @@ def _model_dimension(model: Any) -> int:
 
 
 PRECISIONS = ("auto", "fp32", "bf16")
-# Texts of the shapes the pipeline embeds: a fact, its message, the question it answers; short and long.
-_PRECISION_PROBES = (
-    "Priya is moving to Berlin in May.\nPriya Kapoor: I'm moving to Berlin in May because of the new job!",
-    "What did Alice say about the trip to Lisbon?",
-    "kitchen sink",
-    "Subject: Atlas launch plan\n\nHi Sam,\n\nWe moved the Atlas launch to March 25 because the vendor "
-    "slipped their delivery. QA still needs a week on the billing service, and legal has not signed off "
-    "on the contract yet. Can you send me the updated budget spreadsheet by Friday?\n\nBest,\nDana",
-)
+RECIPES = ("fp32", "bf16")  # what "auto" becomes; fp32 is the bare model name (vectors stored before recipes)
+_RECIPE_MARK = "+"
 
 
-def _bf16_agrees(model: Any) -> bool:
-    """Whether the probes embed the same in bfloat16 as in float32 (to the ONNX parity cosine)."""
-    fp32 = Embedder._encode_unlocked(model, _PRECISION_PROBES, len(_PRECISION_PROBES), "fp32")
-    bf16 = Embedder._encode_unlocked(model, _PRECISION_PROBES, len(_PRECISION_PROBES), "bf16")
-    return bool(np.min(np.sum(fp32 * bf16, axis=1)) >= query_encoder.PARITY_MIN_COSINE)
+def vector_identity(base_model: str, precision: str) -> str:
+    """The name vectors of `base_model` embedded in `precision` are stored and indexed under."""
+    if precision not in RECIPES:
+        raise ValueError(f"unknown embedding recipe {precision!r}: use one of {', '.join(RECIPES)}")
+    return base_model if precision == "fp32" else f"{base_model}{_RECIPE_MARK}{precision}"
 
 
-def _native_bf16() -> bool:
-    """Whether this CPU multiplies bfloat16 in hardware (elsewhere autocast to bf16 is slower than fp32)."""
-    import torch
+def split_identity(name: str) -> tuple[str, str | None]:
+    """(base model, recipe named in it, or None for a bare model name) of a vector identity."""
+    base, mark, recipe = name.rpartition(_RECIPE_MARK)
+    if mark and recipe in RECIPES and recipe != "fp32":
+        return (DEFAULT_MODEL if base in _MINILM_ALIASES else base), recipe
+    return (DEFAULT_MODEL if name in _MINILM_ALIASES else name), None
 
-    return bool(torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported())
+
+def resolve_precision(setting: str) -> str:
+    """The recipe a precision setting gives on this machine: auto is bf16 where the CPU multiplies
+    bfloat16 natively (elsewhere autocast to bf16 is slower than fp32, with the same vectors)."""
+    if setting not in PRECISIONS:
+        raise ValueError(f"NEXUS_EMBED_PRECISION={setting!r}: use one of {', '.join(PRECISIONS)}")
+    if setting == "auto":
+        return "bf16" if native_bf16() else "fp32"
+    return setting
+
+
+def native_bf16() -> bool:
+    """Whether this CPU has bfloat16 arithmetic (AVX-512 BF16 or AMX), read from /proc/cpuinfo's flags
+    rather than from torch, so a query process decides its identity without importing torch."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return bool(flags & {"avx512_bf16", "amx_bf16"})
+    except OSError:
+        pass
+    return False
 
 
 def _autocast(precision: str) -> Any:
@@ -220,7 +235,9 @@ def get_embedder(
 ) -> Embedder:
     """The process-wide Embedder for a model (loaded once), offline.
 
-    Defaults come from `settings` (else the environment's): embedding_model, torch_threads (1,
+    `model_name` is a vector identity (`vector_identity`): a bare model name is its float32 recipe,
+    as stored before recipes were named. Without it, the model and recipe come from `settings` (else
+    the environment's): embedding_model and embed_precision. Also from there: torch_threads (1,
     because Dagster runs steps in parallel and 2 threads under contention measured 4x slower than 1)
     and query_backend. `torch.set_num_threads` is process-global, so the last explicit value wins.
     With the ONNX query backend and a checked export of the model, nothing is loaded until documents
@@ -229,13 +246,15 @@ def get_embedder(
     if model_name is not None and threads is None and settings is None:
         # The loaded one, without reading the settings again (load_settings cost a warm recall 1-4 ms,
         # and recall asks for the embedder once per strategy).
-        embedder = _EMBEDDERS.get(DEFAULT_MODEL if model_name in _MINILM_ALIASES else model_name)
+        embedder = _EMBEDDERS.get(vector_identity(*_named_recipe(model_name)))
         if embedder is not None:
             return embedder
     settings = settings or load_settings()
-    name = model_name or settings.embedding_model
-    if name in _MINILM_ALIASES:
-        name = DEFAULT_MODEL
+    if model_name is not None:
+        base, precision = _named_recipe(model_name)
+    else:
+        base, precision = split_identity(settings.embedding_model)[0], resolve_precision(settings.embed_precision)
+    name = vector_identity(base, precision)
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(name)
         if embedder is None or threads is not None:
@@ -245,19 +264,25 @@ def get_embedder(
         if embedder is None:
             encoder = None
             if settings.query_backend == "onnx":
-                encoder = query_encoder.checked_encoder(name, model_location(name), settings.model_cache_dir)
+                encoder = query_encoder.checked_encoder(base, model_location(base), settings.model_cache_dir)
             # Without a checked export the model loads now, so a missing model fails here, not mid-query.
-            model = None if encoder is not None else _load_model(name)
+            model = None if encoder is not None else _load_model(base)
             embedder = Embedder(
                 name,
                 model,
                 query_backend=settings.query_backend,
                 encoder=encoder,
                 model_cache_dir=settings.model_cache_dir,
-                precision=settings.embed_precision,
+                precision=precision,
             )
             _EMBEDDERS[name] = embedder
         return embedder
+
+
+def _named_recipe(identity: str) -> tuple[str, str]:
+    """(base model, recipe) of an identity passed by name: a bare name is float32."""
+    base, recipe = split_identity(identity)
+    return base, recipe or "fp32"
 
 
 def model_location(name: str) -> Path | None:

@@ -18,7 +18,8 @@ The key covers the export format, the model name, the model's files (path, size,
 versions of the libraries that made or run the graph, all read without importing them. The folder
 is built under a temporary name and renamed into place, so a reader sees a complete export or none.
 A failed check is recorded too (recall then stays on torch without exporting again; delete the
-folder to retry). The cache is NEXUS_MODEL_CACHE (default ~/.cache/nexus-memory).
+folder to retry). Writing an export deletes the model's other exports (older keys: superseded).
+The cache is NEXUS_MODEL_CACHE (default ~/.cache/nexus-memory).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 # Packages whose versions change the exported graph or how it runs: a new version means a new export.
 _LIBRARIES = ("torch", "transformers", "sentence-transformers", "onnx", "onnxruntime", "tokenizers")
 _EXPORT_LOCK = threading.Lock()
-EXPORT_FORMAT = 3  # how this module writes an export; a change makes a new one (3: weights in WEIGHTS)
+# How this module writes an export; a change makes a new one (3: weights in WEIGHTS; 4: parity per recipe).
+EXPORT_FORMAT = 4
 WEIGHTS = "weights.bin"  # the graph's initializers, beside model.onnx
 
 Reference = Callable[[str], np.ndarray]  # the torch query embedding of one text
@@ -75,6 +77,8 @@ class OnnxQueryEncoder:
         self.pooling = pooling
         self.input_names = input_names
         self.dimension = dimension
+        # Worst probe cosine to the torch vectors of each document recipe (fp32, bf16), as recorded at export.
+        self.recipe_parity: dict[str, float] = {}
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 (len(texts), dimension), rows of unit length; one run for all texts."""
@@ -146,7 +150,9 @@ def _open(folder: Path, record: dict[str, Any]) -> OnnxQueryEncoder:
     # start 0.15-0.4 s.
     config = {"session.disable_prepacking": "1"} if _FEW_QUERIES[0] else None
     session = _session(folder / "model.onnx", onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL, config=config)
-    return OnnxQueryEncoder(session, tokenizer, record["pooling"], list(record["input_names"]), record["dimension"])
+    encoder = OnnxQueryEncoder(session, tokenizer, record["pooling"], list(record["input_names"]), record["dimension"])
+    encoder.recipe_parity = {"fp32": record.get("parity_min_cosine", 0.0), **record.get("recipe_parity_min_cosine", {})}
+    return encoder
 
 
 # Prepacking lays the weights out for the CPU's matrix kernels when a session opens: 0.09 s more to
@@ -236,19 +242,25 @@ def _key(model_name: str, source: Path | None) -> str:
 
 
 def export_checked(
-    model: Any, model_name: str, source: Path | None, reference: Reference, cache: Path | None = None
+    model: Any,
+    model_name: str,
+    source: Path | None,
+    reference: Reference,
+    cache: Path | None = None,
+    recipes: dict[str, Reference] | None = None,
 ) -> OnnxQueryEncoder | None:
     """The checked ONNX twin of a loaded sentence-transformers `model`, exported and checked if new.
 
     Returns None, with one logged reason, when there is no usable twin (recall then stays on torch).
-    `reference(text)` is the torch query embedding the twin must reproduce.
+    `reference(text)` is the torch query embedding the twin must reproduce. `recipes`: the model's other
+    document recipes (bf16), whose parity to the twin is recorded too: it searches their stores.
     """
     folder = export_dir(model_name, source, cache)
     with _EXPORT_LOCK:
         record = read_check(folder)
         if record is None:
             try:
-                record = _export_and_check(model, model_name, folder, reference)
+                record = _export_and_check(model, model_name, folder, reference, recipes or {})
             except Exception as exc:  # any failure keeps the torch path; recall must not break over speed
                 log.warning("query embedding stays on torch: %s: %s", type(exc).__name__, exc)
                 return None
@@ -264,7 +276,9 @@ def export_checked(
     return checked_encoder(model_name, source, cache)
 
 
-def _export_and_check(model: Any, model_name: str, folder: Path, reference: Reference) -> dict[str, Any]:
+def _export_and_check(
+    model: Any, model_name: str, folder: Path, reference: Reference, recipes: dict[str, Reference]
+) -> dict[str, Any]:
     """Export into a temporary folder, check it, record the check, then rename the folder into place."""
     transformer, pooling = _modules(model)
     hf_tokenizer = transformer.tokenizer
@@ -303,6 +317,9 @@ def _export_and_check(model: Any, model_name: str, folder: Path, reference: Refe
         record["parity_threshold"] = PARITY_MIN_COSINE
         record["parity_probes"] = len(_PARITY_PROBES)
         record["ok"] = record["parity_min_cosine"] >= PARITY_MIN_COSINE
+        # The twin against documents of the other recipes: it searches a bf16 store (LoCoMo dev kept its quality,
+        # docs/speed.md), and stands in for a recipe it matches to PARITY_MIN_COSINE (embed_facts_now).
+        record["recipe_parity_min_cosine"] = {name: round(parity(encoder, ref), 6) for name, ref in recipes.items()}
         (partial / "check.json").write_text(json.dumps(record, indent=2))
         if folder.exists() and read_check(folder) is None:  # a damaged leftover, not another process's export
             shutil.rmtree(folder, ignore_errors=True)
@@ -313,7 +330,32 @@ def _export_and_check(model: Any, model_name: str, folder: Path, reference: Refe
                 raise
     finally:
         shutil.rmtree(partial, ignore_errors=True)
+    remove_superseded(folder)
     return read_check(folder) or record
+
+
+def remove_superseded(current: Path) -> list[Path]:
+    """Delete the other exports of the same model beside `current` (made for older library versions,
+    model files or export formats; ~90 MB each, never read again). Folders still being written
+    (`.part`) and other models' exports stay. Returns what was deleted."""
+    if not _key_suffix(current.name):
+        return []
+    model = current.name[: -len(_key_suffix(current.name))]
+    removed = []
+    for sibling in current.parent.iterdir():
+        suffix = _key_suffix(sibling.name)
+        if sibling != current and sibling.is_dir() and suffix and sibling.name[: -len(suffix)] == model:
+            shutil.rmtree(sibling, ignore_errors=True)
+            removed.append(sibling)
+    if removed:
+        log.info("removed %d superseded ONNX export(s) of %s", len(removed), model)
+    return removed
+
+
+def _key_suffix(name: str) -> str:
+    """The '-<key>' ending of an export folder's name ('' when it has none)."""
+    match = re.search(r"-[0-9a-f]{16}$", name)
+    return match.group(0) if match else ""
 
 
 def parity(encoder: OnnxQueryEncoder, reference: Reference) -> float:

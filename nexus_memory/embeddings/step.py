@@ -16,7 +16,7 @@ import numpy as np
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings import query_encoder
-from nexus_memory.embeddings.model import ENCODE_BATCH, Embedder, text_hash
+from nexus_memory.embeddings.model import ENCODE_BATCH, Embedder, get_embedder, split_identity, text_hash
 from nexus_memory.embeddings.vectors.index import ANN_THRESHOLD, VectorIndex
 from nexus_memory.embeddings.vectors.ivf import build_ivf, drop_ann
 from nexus_memory.embeddings.vectors.vec0 import (
@@ -36,13 +36,36 @@ if TYPE_CHECKING:
 
 
 def check_index_model(stores: Stores, embedder: Embedder) -> None:
-    """Raise IndexModelMismatch if the index serves another model/dimension; claim it on first use."""
+    """Raise IndexModelMismatch if the index serves another model/dimension/recipe; claim it on first use."""
     want = (embedder.model_name, embedder.dimension)
     have = index_state(stores.conn)
     if have is None:
         rebuild_index(stores, *want)
     elif have != want:
+        if split_identity(have[0])[0] == split_identity(want[0])[0]:
+            raise IndexModelMismatch(
+                f"The store's vectors were embedded as {have[0]!r}, but {want[0]!r} is configured "
+                "(NEXUS_EMBED_PRECISION): vectors of two recipes are never mixed. Run `nexus-memory "
+                "rebuild-index --reembed fact observation mental_model entity` to embed the store again "
+                "with the configured recipe, or set NEXUS_EMBED_PRECISION=auto to keep the store's."
+            )
         raise IndexModelMismatch(mismatch_message(have, want))
+
+
+def embedder_for_store(stores: Stores, embedder: Embedder) -> Embedder:
+    """The embedder that adds vectors to this store: `embedder`, or, when the store's settings say
+    NEXUS_EMBED_PRECISION=auto, the same model in the recipe the store's index already serves (an
+    existing store keeps its recipe, so its vectors stay valid; a new one takes auto's). An explicit
+    recipe is taken as it is, and check_index_model refuses it if the store holds another."""
+    have = index_state(stores.conn)
+    if (
+        have is None
+        or have[0] == embedder.model_name
+        or stores.settings.embed_precision != "auto"
+        or split_identity(have[0])[0] != getattr(embedder, "base_model", None)
+    ):
+        return embedder
+    return get_embedder(have[0])
 
 
 def rebuild_index(stores: Stores, embedder_model: str, dimension: int, *, ann_threshold: int = ANN_THRESHOLD) -> int:
@@ -103,8 +126,14 @@ def reembed(
     """Embed `target_types` again from scratch (after the embedded text changed), then reindex.
 
     The old vectors are dropped first, so until this finishes recall finds those rows by keyword and
-    entity only; interrupted, it is simply run again (embedding skips what is already done).
+    entity only; interrupted, it is simply run again (embedding skips what is already done). When the
+    index served another recipe of the same model (a recipe change), every type it held vectors of is
+    embedded again too, or it would drop out of the index; the old recipe's rows stay, as another model's do.
     """
+    have = index_state(stores.conn)
+    if have is not None and have[0] != embedder.model_name and split_identity(have[0])[0] == embedder.base_model:
+        held = stores.conn.execute("SELECT DISTINCT target_type FROM embeddings WHERE model = ?", have[:1])
+        target_types = list(dict.fromkeys([*target_types, *sorted(r[0] for r in held)]))
     with db.transaction(stores.conn):
         stores.conn.execute(
             f"DELETE FROM embeddings WHERE model = ? AND target_type IN ({db.placeholders(target_types)})",
@@ -289,7 +318,10 @@ def embed_pending(
     due, and with the ONNX query encoder made (once per model) while the model is loaded, so recall
     starts fast.
     """
+    embedder = embedder_for_store(stores, embedder)
     check_index_model(stores, embedder)
+    if ahead is not None and ahead.embedder.model_name != embedder.model_name:
+        ahead = None  # its vectors are of another recipe than the store's
     index = VectorIndex(stores, embedder.model_name, embedder.dimension)
     started = time.perf_counter()
     pending = {
@@ -375,12 +407,15 @@ class _ExportedDocuments:
 def embed_facts_now(stores: Stores, embedder: Embedder, fact_ids: Sequence[str]) -> EmbedStats:
     """Embed a few named facts at once (an agent's write), as embed_pending does.
 
-    Through the model's checked ONNX export when the process has it and the model embeds documents
-    and queries alike (no query prefix): a fresh process then stores the vector without importing
-    torch, and the export's parity check (query_encoder.PARITY_MIN_COSINE) keeps it the pipeline's
-    vector. Otherwise through the model.
+    Through the model's checked ONNX export when the process has it, the model embeds documents
+    and queries alike (no query prefix) and the export matched the store's recipe on the probes to
+    query_encoder.PARITY_MIN_COSINE (recorded per recipe at export: fp32 ~1.0, bf16 ~0.99997), the
+    standard that makes it the pipeline's vector: a fresh process then stores the vector without
+    importing torch. Otherwise through the model, in the store's recipe.
     """
+    embedder = embedder_for_store(stores, embedder)
     encoder = getattr(embedder, "_query_encoder", None)
-    if encoder is not None and not embedder.query_prefix:
+    parity = encoder.recipe_parity.get(embedder.precision, 0.0) if encoder is not None else 0.0
+    if encoder is not None and not embedder.query_prefix and parity >= query_encoder.PARITY_MIN_COSINE:
         return embed_pending(stores, _ExportedDocuments(embedder, encoder), target_types=("fact",), fact_ids=fact_ids)  # type: ignore[arg-type]
     return embed_pending(stores, embedder, target_types=("fact",), fact_ids=fact_ids)

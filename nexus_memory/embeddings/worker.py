@@ -1,4 +1,5 @@
-"""The worker process of embedding ahead: `python -m nexus_memory.embeddings.worker MODEL PRECISION THREADS`.
+"""The worker process of embedding ahead: `python -m nexus_memory.embeddings.worker MODEL PRECISION THREADS`
+(the parent's base model and recipe, so both embed under one vector identity).
 
 It reads lists of texts on stdin (each a pickle behind its 8-byte length) and writes, for each, a
 pickled float32 array of their vectors on stdout, after first writing the precision it embeds in.
@@ -27,7 +28,7 @@ def main(argv: list[str]) -> int:
     requests, answers = sys.stdin.fileno(), os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # stdout carries answers only: any print goes to stderr
     settings = load_settings(embedding_model=model_name, embed_precision=precision, query_backend="torch")
-    embedder = get_embedder(model_name, threads=threads, settings=settings)
+    embedder = get_embedder(threads=threads, settings=settings)  # the model and recipe of the settings
     pickle.dump(embedder.precision, answers)
     answers.flush()
     while True:

@@ -20,7 +20,7 @@ from nexus_memory.core.progress import Progress
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.ahead import EmbeddingAhead, ahead_for
 from nexus_memory.embeddings.model import Embedder
-from nexus_memory.embeddings.step import embed_pending, unembedded_fact_texts
+from nexus_memory.embeddings.step import embed_pending, embedder_for_store, unembedded_fact_texts
 from nexus_memory.embeddings.vectors.vec0 import index_state
 from nexus_memory.episodes.grouping import DEFINITIONS, WRITER_DEFINITION, build_episodes
 from nexus_memory.events.partitions import partition_key
@@ -175,6 +175,8 @@ def run_layer(
     """
     report = LayerReport(layer, platform, list(days))
     started = time.perf_counter()
+    if isinstance(embedder, Embedder):  # the store's recipe (auto keeps it), so the worker ahead makes it too
+        embedder = embedder_for_store(stores, embedder)
     if layer == "events":
         summary = events_summary(stores, platform, days)
         report.rows = summary["events"]
