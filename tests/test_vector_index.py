@@ -85,6 +85,30 @@ def test_exact_and_ann_agree(filled: tuple[Stores, np.ndarray]) -> None:
         assert [f for f, _ in full.search(q, 10)] == [f for f, _ in exact.search(q, 10)]
 
 
+def test_the_index_files_name_what_they_find_and_hand_on_its_vectors(filled: tuple[Stores, np.ndarray]) -> None:
+    stores, vectors = filled
+    ann = _ann(stores)
+    root = stores.data_dir / "ann" / MODEL / "fact"
+    gen = current_generation(root)
+    assert gen is not None and (gen / "ids.npy").exists()
+    late = _add(stores, VectorIndex(stores, MODEL, DIM), vectors[:3], start=10_000)  # in the delta
+    queries = [*_clustered(np.random.default_rng(2), 5), vectors[0]]
+    answers = [ann.search(q, 20) for q in queries]
+    assert late[0] in {f for f, _ in answers[-1]}
+    # The vectors of what was found come from the files, equal to the canonical rows.
+    found = [f for hits in answers for f, _ in hits]
+    canonical = VectorIndex(stores, MODEL, DIM).vectors("fact", found)
+    served = ann.vectors("fact", found)
+    assert served.keys() == canonical.keys() == set(found)
+    for fid in found:
+        np.testing.assert_array_equal(served[fid], canonical[fid])
+    # A generation written before ids were kept resolves its rowids in SQL: the same answers.
+    (gen / "ids.npy").unlink()
+    gen.rename(gen.with_name(gen.name + "-old"))  # a new directory name: loaded afresh
+    (root / "CURRENT").write_text(gen.name + "-old")
+    assert [ann.search(q, 20) for q in queries] == answers
+
+
 @pytest.mark.parametrize("use_ann", [False, True])
 def test_filters_apply_before_top_k(filled: tuple[Stores, np.ndarray], use_ann: bool) -> None:
     stores, vectors = filled
@@ -196,6 +220,9 @@ def test_a_forget_drops_rows_keeps_the_centroids_and_the_night_retrains(filled: 
     sizes = generation_sizes(pruned)
     assert (sizes.indexed, sizes.pruned, sizes.trained_n) == (3_000 - 5, len(doomed), 3_000)
     assert not [p for p in root.rglob("*") if p.is_file() and b"lonely@example.com" in p.read_bytes()]
+    # Nor do the forgotten rows' ids, kept beside the vectors to name what a search finds.
+    kept_ids = set(np.load(pruned / "ids.npy").tolist())
+    assert len(kept_ids) > 2_900 and not {d.encode() for d in doomed} & kept_ids
     exact = VectorIndex(stores, MODEL, DIM)
     full = VectorIndex(stores, MODEL, DIM, ann_threshold=1_000, nprobe=10_000)
     for search in (ann, full):
@@ -205,7 +232,7 @@ def test_a_forget_drops_rows_keeps_the_centroids_and_the_night_retrains(filled: 
     index = loaded_index(root)
     assert index is not None
     for x in (q, -q):
-        assert DEAD not in index.search(x, 3_100, Filter(), nprobe=10_000)[0]
+        assert DEAD not in index.rowids_at(index.search(x, 3_100, Filter(), nprobe=10_000)[0])
     # The kept centroids still partition what is left: recall@10 as before.
     queries = _clustered(np.random.default_rng(1), 30)
     hits = [len({f for f, _ in exact.search(x, 10)} & {f for f, _ in ann.search(x, 10)}) / 10 for x in queries]

@@ -14,11 +14,15 @@ embedding step stores them), then the IVF index is built from the canonical tabl
 
 Measured per query (p50/p95 ms): query embedding + VectorIndex.search (the real path), search
 alone, filtered searches, the exact numpy matmul baseline, sqlite-vec brute force on a subset,
-recall@20 of the IVF answers against exact, `recall` per budget, `get_context`, and a mid recall of
-questions that all name the store's busiest person (embedded with and without the name). Then a tenth
-of the facts is forgotten (vectors deleted as a forget deletes them) and recall@20 against exact over
-the rest is measured twice: with the index as a forget leaves it (rows dropped, centroids kept) and
-retrained as the nightly upkeep does (`after_forgets`).
+recall@20 of the IVF answers against exact, `recall` per budget with the median of each of a mid
+recall's stages (its `timings_ms`: where the time goes), `get_context`, and a mid recall of questions
+that all name the store's busiest person (embedded with and without the name). Then a tenth of the facts
+is forgotten (vectors deleted as a forget deletes them) and recall@20 against exact over the rest is
+measured twice: with the index as a forget leaves it (rows dropped, centroids kept) and retrained as the
+nightly upkeep does (`after_forgets`).
+
+A store built in a given `data_dir` is kept whole (no forgetting step) and measured again, without
+refilling, by the next run on that directory: a 1M store takes many minutes to fill.
 """
 
 from __future__ import annotations
@@ -349,7 +353,7 @@ def measure(
     sub = query_vectors[: min(20, len(query_vectors))]
     vec0_t = [_timed(lambda q=q: search.exact(q, k))[1] for q in sub]
     results["exact_sqlite_vec"] = {**_ms(vec0_t), "queries": len(sub)}
-    results["recall"] = _time_recall(stores, texts)
+    results["recall"] = _time_recall(stores, rng, queries)
     busiest = _busiest_person(stores)
     if busiest is not None:
         # Queries naming a busy person embed twice (with and without the name): timed on their own.
@@ -446,23 +450,55 @@ def after_forgets(
     }
 
 
-def _time_recall(stores: Stores, texts: list[str]) -> dict[str, Any]:
-    """p50/p95 of the whole `recall` per budget, and of `get_context` (the injection target: well under 1 s)."""
+def _cpu_timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
+    """fn's result, wall seconds and this thread's CPU seconds: on a loaded machine wall is several times CPU."""
+    started, cpu = time.perf_counter(), time.thread_time()
+    out = fn()
+    return out, time.perf_counter() - started, time.thread_time() - cpu
+
+
+def _ms_cpu(samples: list[tuple[Any, float, float]]) -> dict[str, float]:
+    """p50/p95 wall ms of `_cpu_timed` samples, and their CPU ms p50."""
+    return {**_ms([s[1] for s in samples]), "cpu_p50_ms": round(float(np.median([s[2] for s in samples])) * 1000, 3)}
+
+
+def _time_recall(stores: Stores, rng: np.random.Generator, count: int) -> dict[str, Any]:
+    """p50/p95 of the whole `recall` per budget, the median of each stage of a mid recall, and p50/p95 of
+    `get_context` (the injection target: well under 1 s); each with its CPU p50.
+
+    Each gets `count` questions of its own, new to the process, so the query model runs in every timed call
+    (the embedder keeps the vectors of the last queries: a question asked again skips it).
+    """
     out: dict[str, Any] = {}
+    stages: dict[str, list[float]] = {}
     for budget in ("low", "mid", "high"):
+        texts = _queries(rng, count + 3)
         for text in texts[:3]:
             recall(stores, text, budget=budget)  # warm-up
-        out[budget] = _ms([_timed(lambda t=t, b=budget: recall(stores, t, budget=b))[1] for t in texts])
-    out["get_context"] = _ms([_timed(lambda t=t: get_context(stores, t, session_id="bench"))[1] for t in texts])
+        samples = [_cpu_timed(lambda t=text, b=budget: recall(stores, t, budget=b)) for text in texts[3:]]
+        if budget == "mid":
+            for response, _, _ in samples:
+                for stage, ms in response.timings_ms.items():
+                    stages.setdefault(stage, []).append(ms)
+        out[budget] = _ms_cpu(samples)
+    # A stage a query skips counts as 0 ms for it, so the medians compare with the total's.
+    out["mid_stages_p50_ms"] = {
+        stage: round(float(np.median(values + [0.0] * (count - len(values)))), 3) for stage, values in stages.items()
+    }
+    texts = _queries(rng, count)
+    out["get_context"] = _ms_cpu([_cpu_timed(lambda t=t: get_context(stores, t, session_id="bench")) for t in texts])
     return out
 
 
 def reload(stores: Stores, dimension: int) -> dict[str, Any]:
     """The arrays `fill` returned, read back from a store it filled (to re-measure without refilling)."""
     rows = stores.conn.execute(
-        "SELECT e.embedding, f.platform, f.as_of, f.thread_id FROM embeddings e JOIN facts f ON f.id = e.target_id "
-        "WHERE e.target_type = 'fact' ORDER BY e.rowid"
+        "SELECT e.embedding, f.platform, f.as_of, f.thread_id, f.id FROM embeddings e "
+        "JOIN facts f ON f.id = e.target_id WHERE e.target_type = 'fact' ORDER BY e.rowid"
     ).fetchall()
+    # Exact answers name fact i by its position (`_exact`): a store that lost facts cannot be measured.
+    if any(r[4] != f"fact_{i:09d}" for i, r in enumerate(rows)):
+        raise ValueError("this store is not one `fill` left whole (facts forgotten or added); build a new one")
     return {
         "vectors": np.frombuffer(b"".join(r[0] for r in rows), dtype="<f4").reshape(len(rows), dimension),
         "platform": np.array([PLATFORMS.index(r[1]) for r in rows], np.int32),
@@ -478,12 +514,13 @@ def run(
     queries: int = 200,
     data_dir: Path | None = None,
     seed: int = 0,
-    reuse: bool = False,
     sentences: int = 3000,
 ) -> dict[str, Any]:
-    """Fill a fresh store with `n_facts` synthetic facts and measure search latency and recall.
+    """Fill a store with `n_facts` synthetic facts and measure search latency and recall.
 
-    With `reuse`, measure a store an earlier run filled in `data_dir` (no fill, no index build).
+    Without `data_dir` the store is a fresh temporary one, and the run ends by forgetting a tenth of it. With
+    `data_dir` the store is kept whole: filled there when it is empty, else measured as an earlier run left
+    it (no fill, no index build; `n_facts` is what it holds).
     """
     directory = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="nexus-bench-"))
     settings = load_settings(data_dir=directory)
@@ -491,11 +528,11 @@ def run(
     build_s = float("nan")
     with Stores(settings) as stores:
         present = stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0]
-        if reuse:
+        reused = bool(present)
+        if reused:
+            _progress(f"measuring the {present:,} facts already in {directory}")
             data = reload(stores, embedder.dimension)
             n_facts = present
-        elif present:
-            raise ValueError(f"{directory} already holds facts; the benchmark needs a fresh data dir")
         else:
             data = fill(stores, embedder, n_facts, seed=seed, n_sentences=sentences)
             _progress("building the IVF index")
@@ -507,7 +544,7 @@ def run(
             _progress(f"IVF built in {build_s:.1f}s")
         _progress(f"measuring {queries} queries")
         results = measure(stores, embedder, data, queries=queries, seed=seed)
-        if not reuse:  # a store measured again keeps what it had
+        if data_dir is None:  # a kept store stays whole, to be measured again
             _progress("forgetting a tenth of the facts")
             results["after_forgets"] = after_forgets(stores, embedder, data, queries=queries, seed=seed)
     return {
@@ -519,6 +556,7 @@ def run(
         "vectors": f"synthetic clustered: real MiniLM embeddings of {sentences} template sentences, each fact "
         "= its sentence + U(0,0.5) x another sentence + N(0, 0.03) noise, renormalised",
         "data_dir": str(directory),
+        "reused": reused,
         "fill_s": round(data["fill_s"], 1),
         "machine_load_1min": round(os.getloadavg()[0], 2),
         "ann_build_s": round(build_s, 1),
@@ -530,12 +568,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument(
+        "--data-dir", type=Path, default=None, help="keep the store here; measure it again when it holds one"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--reuse", action="store_true", help="re-measure the store already in --data-dir")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
-    result = run(args.facts, queries=args.queries, data_dir=args.data_dir, seed=args.seed, reuse=args.reuse)
+    result = run(args.facts, queries=args.queries, data_dir=args.data_dir, seed=args.seed)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -64,13 +64,15 @@ def _first_name_matches(conn: db.Connection, text: str) -> list[tuple[int, int, 
             continue
         seen.add(key)
         low, high = key + " ", key + "!"  # '!' sorts right after ' ': all "key ..." names
+        # `+merged_into` keeps SQLite on the name indexes: with an index on merged_into (or an IN over the
+        # live entities) it walked every live entity, ~3-10 ms at 5,000 entities against ~0.1 ms.
         rows = conn.execute(
             f"""SELECT id FROM (
-                    SELECT id, mention_count FROM entities WHERE normalized >= ? AND normalized < ?
+                    SELECT id, mention_count FROM entities
+                    WHERE normalized >= ? AND normalized < ? AND +merged_into IS NULL
                     UNION SELECT e.id, e.mention_count FROM aliases a JOIN entities e ON e.id = a.entity_id
                     WHERE a.normalized >= ? AND a.normalized < ?
-                      AND a.alias_type IN ({db.placeholders(NAME_ALIASES)}))
-                WHERE id IN (SELECT id FROM entities WHERE merged_into IS NULL)
+                      AND a.alias_type IN ({db.placeholders(NAME_ALIASES)}) AND +e.merged_into IS NULL)
                 ORDER BY mention_count DESC, id LIMIT ?""",
             (low, high, low, high, *NAME_ALIASES, FIRST_NAME_MATCHES),
         ).fetchall()

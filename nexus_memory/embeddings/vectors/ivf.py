@@ -3,7 +3,7 @@
 Files under `<data_dir>/ann/<model-slug>/<target_type>/`: spherical k-means centroids trained on a
 sample, vectors stored grouped by list as one contiguous float32 array (memory-mapped, so processes
 share the page cache); a query probes the `nprobe` nearest lists and scores them exactly. It builds
-in seconds to a minute at 1M (HNSW took 17 min here). Each vector's platform / as_of / thread code is
+in seconds to a few minutes at 1M (HNSW took 17 min here). Each vector's platform / as_of / thread code is
 stored beside it, so filters are applied to the candidates *before* the top-k cut: selective filters
 go exact over the matching rows, loose ones probe proportionally more lists.
 
@@ -16,6 +16,10 @@ is left); compaction drops dead slots, and the nightly maintenance retrains an i
 (`pruned` in its meta).
 Each build writes a new generation directory and then points CURRENT at it, so readers never see
 a half-written index.
+
+Each slot's target id is kept beside its vector (ids.npy, UTF-8, memory-mapped), so a search names its rows
+and hands their vectors on without reading the 1.5 KB rows of `embeddings` (a page read each); a generation
+written before ids were kept, or holding an id over MAX_ID_BYTES, has none and its rowids are resolved in SQL.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from nexus_memory.embeddings.vectors.vec0 import NULL_TIME, Filter, indexed_rows
 NULL_CODE = -1  # platform/thread code of a NULL value
 DEAD = -1  # rowid of a list slot whose row was forgotten (prune_ivf): its vector is zeros, no search returns it
 RESOLVE_SLACK = 16  # extra candidates fetched so rows deleted since indexing can be dropped
+MAX_ID_BYTES = 64  # longest target id kept in ids.npy (fixed width: one long id would widen every slot)
 _CHUNK = 65_536  # rows per chunk when reading, assigning and writing (bounds memory)
 
 
@@ -107,6 +112,7 @@ class _Delta:
     platform: np.ndarray = field(init=False)
     as_of: np.ndarray = field(init=False)
     thread: np.ndarray = field(init=False)
+    ids: list[bytes] = field(default_factory=list)  # target ids (UTF-8), in row order
 
     def __post_init__(self) -> None:
         self._allocate(1024)
@@ -126,7 +132,13 @@ class _Delta:
             setattr(self, name, array)
 
     def append(
-        self, vectors: np.ndarray, rowids: np.ndarray, platform: np.ndarray, as_of: np.ndarray, thread: np.ndarray
+        self,
+        vectors: np.ndarray,
+        rowids: np.ndarray,
+        platform: np.ndarray,
+        as_of: np.ndarray,
+        thread: np.ndarray,
+        ids: np.ndarray,
     ) -> None:
         n = len(rowids)
         if self.size + n > len(self.rowids):
@@ -137,6 +149,7 @@ class _Delta:
         self.platform[self.size : end] = platform
         self.as_of[self.size : end] = as_of
         self.thread[self.size : end] = thread
+        self.ids.extend(ids)
         self.size = end
 
 
@@ -149,6 +162,7 @@ class _Columns:
     platform: np.ndarray
     as_of: np.ndarray
     thread: np.ndarray
+    ids: np.ndarray | None = None  # target ids as UTF-8 bytes (object array); None where unknown
 
 
 class IvfIndex:
@@ -165,12 +179,15 @@ class IvfIndex:
         self.threads = _Vocab(meta["threads"])
         self.centroids = np.load(directory / "centroids.npy")
         self.offsets = np.load(directory / "offsets.npy")
-        # mmap: the OS page cache holds the vectors once for every process that searches.
-        self.vectors = np.load(directory / "vectors.npy", mmap_mode="r")
+        # mmap: the OS page cache holds the vectors once for every process that searches. A plain ndarray
+        # view of it: np.memmap's own slicing costs ~10 us a call, and a search slices once per list.
+        self.vectors = np.asarray(np.load(directory / "vectors.npy", mmap_mode="r"))
         self.rowids = np.load(directory / "rowids.npy")
         self.platform = np.load(directory / "platform.npy")
         self.as_of = np.load(directory / "as_of.npy")
         self.thread = np.load(directory / "thread.npy")
+        ids = directory / "ids.npy"
+        self.ids: np.ndarray | None = np.load(ids, mmap_mode="r") if ids.exists() else None
         dead = self.rowids == DEAD
         self.live = None if not dead.any() else ~dead  # None: every slot holds a row
         self.delta = _Delta(self.dimension)
@@ -192,19 +209,23 @@ class IvfIndex:
             conn, model, target_type, self.dimension, self.platforms, self.threads, after_rowid=self.seen_rowid
         )
         if len(cols.rowids):
-            self.delta.append(cols.vectors, cols.rowids, cols.platform, cols.as_of, cols.thread)
+            assert cols.ids is not None  # read_columns always names its rows
+            self.delta.append(cols.vectors, cols.rowids, cols.platform, cols.as_of, cols.thread, cols.ids)
             self.seen_rowid = int(cols.rowids[-1])
         return len(cols.rowids)
 
     def search(self, query: np.ndarray, fetch: int, flt: Filter, nprobe: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """Top `fetch` (rowids, scores) best first; None when the filter needs the exact fallback."""
+        """Top `fetch` (slots, scores) best first; None when the filter needs the exact fallback.
+
+        A slot >= 0 is a position in the lists, -1 - i the delta's row i (see rowids_at, ids_at, vectors_at).
+        """
         codes = (self.platforms.lookup(flt.platform), self.threads.lookup(flt.thread_id))
         d = self.delta.size
         delta_scores = _dot(self.delta.vectors[:d], query)
-        delta_rowids = self.delta.rowids[:d]
+        delta_slots = -1 - np.arange(d, dtype=np.int64)
         if flt.active:
             dmask = _mask(self.delta.platform[:d], self.delta.as_of[:d], self.delta.thread[:d], codes, flt)
-            delta_scores, delta_rowids = delta_scores[dmask], delta_rowids[dmask]
+            delta_scores, delta_slots = delta_scores[dmask], delta_slots[dmask]
             main_mask = _mask(self.platform, self.as_of, self.thread, codes, flt)
             if self.live is not None:
                 main_mask &= self.live
@@ -218,19 +239,36 @@ class IvfIndex:
             if 2 * matching <= max(20_000, probe_rows):
                 positions = np.flatnonzero(main_mask)
                 scores = _dot(np.asarray(self.vectors[positions]), query)
-                return _top(
-                    np.concatenate([self.rowids[positions], delta_rowids]),
-                    np.concatenate([scores, delta_scores]),
-                    fetch,
-                )
+                return _top(np.concatenate([positions, delta_slots]), np.concatenate([scores, delta_scores]), fetch)
         else:
             main_mask = self.live
         positions, scores = self._probe(query, nprobe, main_mask)
         if flt.active and len(scores) + len(delta_scores) < fetch - RESOLVE_SLACK:
             return None
-        return _top(
-            np.concatenate([self.rowids[positions], delta_rowids]), np.concatenate([scores, delta_scores]), fetch
-        )
+        return _top(np.concatenate([positions, delta_slots]), np.concatenate([scores, delta_scores]), fetch)
+
+    def rowids_at(self, slots: np.ndarray) -> np.ndarray:
+        """The embeddings rowids of `search`'s slots."""
+        out = np.empty(len(slots), np.int64)
+        delta = slots < 0
+        out[~delta] = self.rowids[slots[~delta]]
+        out[delta] = self.delta.rowids[-1 - slots[delta]]
+        return out
+
+    def ids_at(self, slots: np.ndarray) -> list[str] | None:
+        """The target ids of `search`'s slots; None when this generation keeps no ids (see the module docstring)."""
+        if self.ids is None:
+            return None
+        ids, delta = self.ids, self.delta.ids
+        return [(ids[s] if s >= 0 else delta[-1 - s]).decode() for s in slots.tolist()]
+
+    def vectors_at(self, slots: np.ndarray) -> np.ndarray:
+        """The stored vectors of `search`'s slots (rows of the lists are exact copies of the canonical ones)."""
+        out = np.empty((len(slots), self.dimension), np.float32)
+        delta = slots < 0
+        out[~delta] = self.vectors[slots[~delta]]
+        out[delta] = self.delta.vectors[-1 - slots[delta]]
+        return out
 
     def _probe(self, query: np.ndarray, nprobe: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Score every row of the `nprobe` lists nearest to the query (masked rows dropped)."""
@@ -263,13 +301,13 @@ def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", matrix, query)
 
 
-def _top(rowids: np.ndarray, scores: np.ndarray, fetch: int) -> tuple[np.ndarray, np.ndarray]:
-    """The `fetch` best (rowid, score) pairs, best first."""
+def _top(slots: np.ndarray, scores: np.ndarray, fetch: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `fetch` best (slot, score) pairs, best first."""
     if len(scores) > fetch:
         part = np.argpartition(-scores, fetch - 1)[:fetch]
-        rowids, scores = rowids[part], scores[part]
+        slots, scores = slots[part], scores[part]
     order = np.argsort(-scores, kind="stable")
-    return rowids[order], scores[order]
+    return slots[order], scores[order]
 
 
 def read_columns(
@@ -298,6 +336,7 @@ def read_columns(
                 platform=np.fromiter((platforms.code(r[3]) for r in chunk), np.int32, len(chunk)),
                 as_of=np.fromiter((NULL_TIME if r[4] is None else r[4] for r in chunk), np.int64, len(chunk)),
                 thread=np.fromiter((threads.code(r[5]) for r in chunk), np.int32, len(chunk)),
+                ids=_object_array([r[1].encode() for r in chunk]),
             )
         )
     if not parts:
@@ -307,35 +346,60 @@ def read_columns(
             np.empty(0, np.int32),
             np.empty(0, np.int64),
             np.empty(0, np.int32),
+            _object_array([]),
         )
     if len(parts) == 1:
         return parts[0]
     return _Columns(
-        *(np.concatenate([getattr(p, f) for p in parts]) for f in ("vectors", "rowids", "platform", "as_of", "thread"))
+        *(
+            np.concatenate([getattr(p, f) for p in parts])
+            for f in ("vectors", "rowids", "platform", "as_of", "thread", "ids")
+        )
     )
+
+
+def _object_array(values: Sequence[bytes]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _id_file(ids: np.ndarray | None) -> dict[str, np.ndarray]:
+    """{"ids": fixed-width UTF-8 ids} for a generation's arrays, or {} when they are unknown or one is too long."""
+    if ids is None or (len(ids) and max(map(len, ids)) > MAX_ID_BYTES):
+        return {}
+    return {"ids": ids.astype(np.bytes_)}  # as wide as the longest
 
 
 # --- building, compacting and loading IVF generations -------------------------------------------
 
 
 def default_nlist(n: int) -> int:
-    """About sqrt(n) lists: ~1000 rows per list at 1M keeps both the centroid and list scans small."""
-    return int(min(4096, max(16, round(math.sqrt(n)))))
+    """About 2 sqrt(n) lists (~500 rows each at 1M). Against sqrt(n), on the clustered MiniLM vectors of
+    `bench recall` (150 queries of another seed than its own), probing 32 lists scans half the rows at about
+    the same recall@20: 1M, 2048 lists: 0.994 over 18k rows (1000 lists: 0.996 over 34k); 100k, 632 lists:
+    0.998 over 5k (316 lists: 0.995 over 10k). The scan is the search's cost (memory-bound, ~1.5 KB a row)."""
+    return int(min(4096, max(16, round(2 * math.sqrt(n)))))
 
 
 def default_nprobe(nlist: int) -> int:
-    """Lists probed per query. Measured on clustered MiniLM vectors: at 1M (1000 lists) 32 lists
-    give recall@20 0.995 in ~7 ms, 62 give 1.0 in ~15 ms; at 100k (316 lists) 32 give 0.98."""
-    return max(32, nlist // 32)
+    """Lists probed per query: 40 at 1M (2000 lists: recall@20 0.996 over ~20k rows on two query sets of
+    `bench recall` where 32 gave 0.990-0.995), 32 up to 1600 lists, a 50th of them beyond."""
+    return max(32, nlist // 50)
+
+
+# k-means rows at most (64 a list up to 1024 lists): with 2000 lists a 1M build still took 183 s here against
+# 98 s for 1000 (each row is compared with twice the centroids), no longer than that.
+TRAIN_SAMPLE_MAX = 65_536
 
 
 def train_centroids(
     vectors: np.ndarray, nlist: int, *, iterations: int = 10, seed: int = 0, sample: int | None = None
 ) -> np.ndarray:
-    """Spherical k-means on a sample (64 rows per list): centroids are unit vectors."""
+    """Spherical k-means on a sample (64 rows per list, TRAIN_SAMPLE_MAX at most): centroids are unit vectors."""
     rng = np.random.default_rng(seed)
     n = len(vectors)
-    take = min(n, sample or nlist * 64)
+    take = min(n, sample or min(nlist * 64, TRAIN_SAMPLE_MAX))
     data = np.asarray(vectors[np.sort(rng.choice(n, take, replace=False))], dtype=np.float32)
     centroids = data[rng.choice(take, nlist, replace=False)].copy()
     for _ in range(iterations):
@@ -380,7 +444,8 @@ def _write_generation(
             os.fsync(out.fileno())
 
     arrays = {name: getattr(cols, name)[order] for name in ("rowids", "platform", "as_of", "thread")}
-    return _publish(root, meta, write_vectors, {"centroids": centroids, "offsets": offsets, **arrays})
+    ids = _id_file(None if cols.ids is None else cols.ids[order])
+    return _publish(root, meta, write_vectors, {"centroids": centroids, "offsets": offsets, **arrays, **ids})
 
 
 def _publish(
@@ -493,6 +558,7 @@ def compact_ivf(conn: db.Connection, data_dir: Path, model: str, target_type: st
         platform=np.concatenate([index.platform[kept], new.platform]),
         as_of=np.concatenate([index.as_of[kept], new.as_of]),
         thread=np.concatenate([index.thread[kept], new.thread]),
+        ids=None if index.ids is None or new.ids is None else np.concatenate([index.ids[kept].astype(object), new.ids]),
     )
     meta = dict(
         index.meta, covered_rowid=int(new.rowids.max()), platforms=index.platforms.values, threads=index.threads.values
@@ -560,6 +626,8 @@ def prune_ivf(conn: db.Connection, data_dir: Path, model: str, target_type: str)
         "platform": platform,
         "as_of": np.where(live, index.as_of, NULL_TIME),
         "thread": thread,
+        # A forgotten row's id leaves the files with its vector.
+        **({} if index.ids is None else {"ids": np.where(live, index.ids, b"")}),
     }
     _publish(root, meta, zero_dropped, arrays)
     return len(dropped)
