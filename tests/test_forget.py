@@ -23,6 +23,7 @@ from test_recall import FakeEmbedder
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.vectors.ivf import ann_root, current_generation
+from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.ledger import RawRecord, ingest
 from nexus_memory.lifecycle import reconsolidate
 from nexus_memory.lifecycle.forget import ForgetError, Target, forget, preview
@@ -111,14 +112,17 @@ def test_forgetting_a_fact_takes_its_message_and_keeps_the_rest(world: Stores) -
     fact_id = facts_with(world, "qzxvbk")[0]
     plan = preview(world, Target("fact", fact_id))
     assert plan["would_remove"] == {"events": 1, "facts": 1, "entities": 0}
-    forget(world, Target("fact", fact_id))
+    writer_episodes = (
+        "SELECT e.id, e.event_count, p.status FROM episodes e JOIN episode_processing p ON p.episode_id = e.id"
+    )
+    (episode_before,) = world.conn.execute(writer_episodes).fetchall()
+    result = forget(world, Target("fact", fact_id))
     assert world.conn.execute("SELECT count(*) FROM events WHERE id = 'chat:m2'").fetchone()[0] == 0
     assert world.conn.execute("SELECT count(*) FROM events").fetchone()[0] == 8
-    # The episode is a new version without the event, and its writer outcome carried over.
-    (episode,) = world.conn.execute(
-        "SELECT e.id, e.event_count, p.status FROM episodes e JOIN episode_processing p ON p.episode_id = e.id"
-    ).fetchall()
-    assert episode[1] == 8 and episode[2] == "ok"
+    # The episode keeps its id and its writer outcome, without the event.
+    (episode,) = world.conn.execute(writer_episodes).fetchall()
+    assert (episode[0], episode[1], episode[2]) == (episode_before[0], 8, "ok")
+    assert result.derived["episodes_edited"] == 1 and "episodes" not in result.removed["memory"]
     assert "chat:m2" not in [r[0] for r in world.conn.execute("SELECT event_id FROM episode_events")]
     # Its times and token estimate are those of the events it keeps, as the episode builder counts them.
     from nexus_memory.core.tokens import estimate_tokens
@@ -133,6 +137,30 @@ def test_forgetting_a_fact_takes_its_message_and_keeps_the_rest(world: Stores) -
     ).fetchall()
     assert (row[0], row[1]) == (kept[0][0], kept[-1][0])
     assert row[2] == sum(estimate_tokens(r[1]) for r in kept)
+
+
+def test_every_episode_version_loses_the_event_in_place_and_a_rebuild_adds_nothing(stores: Stores) -> None:
+    build(stores, [message(1, "dana@example.com", KEY, sender_name="Dana")])
+    # A late import extends the episode: a second version (m1, m2, m3) whose parent is the first (m1 alone).
+    ingest(stores, [message(n, "ben@example.com", f"Ben says hello number {n}.", sender_name="Ben") for n in (2, 3)])
+    (day,) = stores.conn.execute("SELECT DISTINCT day FROM events").fetchone()
+    build_episodes(stores, day, "chat")
+    first, second = stores.conn.execute("SELECT id, parent_id FROM episodes ORDER BY event_count").fetchall()
+    assert second[1] == first[0]
+
+    result = forget(stores, Target("event", "chat:m1"))
+
+    # The first version held only m1 and goes; the second keeps its id and starts at m2 now, with no parent.
+    rows = stores.conn.execute(
+        "SELECT id, parent_id, event_count, first_event_id, last_event_id, start_time FROM episodes"
+    ).fetchall()
+    m2_time = stores.conn.execute("SELECT as_of FROM events WHERE id = 'chat:m2'").fetchone()[0]
+    assert [tuple(r) for r in rows] == [(second[0], None, 2, "chat:m2", "chat:m3", m2_time)]
+    assert result.removed["memory"]["episodes"] == 1 and result.derived["episodes_edited"] == 1
+    # Rebuilding the partition finds the edited version holding its events: nothing is created.
+    stats = build_episodes(stores, day, "chat")
+    assert (stats.created, stats.extended, stats.unchanged) == (0, 0, 1)
+    assert stores.conn.execute("SELECT count(*) FROM episodes").fetchone()[0] == 1
 
 
 def test_forgetting_an_entity_removes_it_and_what_names_it(world: Stores) -> None:

@@ -1,28 +1,35 @@
-"""Episodes without the forgotten events: the versions that held them go, the latest comes back without them.
+"""Episodes without the forgotten events: every version that lists one loses it in place.
 
-Episodes are immutable and versioned by parent_id, and a newer version holds every event of the one it
-extends. So every version that lists a forgotten event is removed, and where the latest version of a
-chain had other events, a new version with just those takes its place (id as episodes.py makes them,
-so rebuilding the partition later finds it unchanged). Its writer outcome is carried over: its events
-were processed, and the writer skips them anyway.
+Episodes are versioned by parent_id and otherwise immutable; a forget is the one edit. Each version
+holding a forgotten event keeps its id, its writer outcome and its entity mentions, and loses the
+event's membership row; its count, first and last events, times, thread and token estimate become
+those of the events it keeps (membership positions keep their gaps: only their order is read). A
+version left with no event is deleted, its children pointed at its nearest surviving ancestor.
+
+Why in place and not a new version without the event: a sender's messages can sit in a thousand
+episodes of fifty events, and a new version rewrote all fifty membership rows of each (and zeroed the
+old ones) where this deletes one. Rebuilding a partition later still finds the edited version
+unchanged: the builder looks an episode up by its group and members, and a chunk whose events it
+already holds adds nothing (episodes/grouping.py); the id, a hash of the members it was made with, is
+only a name from then on.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nexus_memory.core import db
-from nexus_memory.core.ids import now_ms, stable_id
 from nexus_memory.core.tokens import estimate_tokens
 
 
 @dataclass
 class EpisodeChanges:
-    """Episode versions removed and created by one forget."""
+    """Episode versions edited and removed by one forget."""
 
+    edited: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    created: list[str] = field(default_factory=list)
 
 
 def episodes_holding(conn: db.Connection, event_ids: Sequence[str]) -> list[str]:
@@ -32,147 +39,77 @@ def episodes_holding(conn: db.Connection, event_ids: Sequence[str]) -> list[str]
     )
 
 
-def rebuild_without(conn: db.Connection, event_ids: Sequence[str], forgotten_entities: Sequence[str]) -> EpisodeChanges:
-    """Remove every episode version holding a forgotten event; re-create the latest ones without them.
+def remove_events(conn: db.Connection, event_ids: Sequence[str]) -> EpisodeChanges:
+    """Take these events out of every episode version that lists them (module docstring).
 
-    Call before the events are deleted (the new versions' times and token counts come from them) and
-    after the analysis runs on the removed versions are gone. The versions are read, and the new ones
-    written, a chunk of episodes per statement: a sender's messages can sit in a thousand episodes.
+    Call before the events are deleted (the new times and token counts come from the ledger) and after the
+    analysis runs on these versions are gone. Reads and writes a chunk of episodes per statement.
     """
-    changes = EpisodeChanges(removed=episodes_holding(conn, event_ids))
-    if not changes.removed:
-        return changes
-    doomed_events, doomed = set(event_ids), set(changes.removed)
-    forgotten = set(forgotten_entities)
-    extended = set(db.column_in(conn, "SELECT parent_id FROM episodes WHERE parent_id IN ({marks})", changes.removed))
-    latest = [e for e in changes.removed if e not in extended]
-    # A version's token estimate is the sum over its events (episodes/grouping.py): the new one is the old one
-    # less the forgotten events', so the kept events' texts are never read (a thousand episodes of 50 events).
+    unique = list(dict.fromkeys(event_ids))
+    doomed_in: dict[str, list[str]] = defaultdict(list)
+    for part in db.chunked(unique):
+        for episode_id, event_id in conn.execute(
+            f"SELECT episode_id, event_id FROM episode_events WHERE event_id IN ({db.placeholders(part)})", part
+        ):
+            doomed_in[episode_id].append(event_id)
+    holding = sorted(doomed_in)
+    if not holding:
+        return EpisodeChanges()
+    # A version's token estimate is the sum over its events (episodes/grouping.py): the edited one is the old one
+    # less the forgotten events', so the kept events' texts are never read.
     doomed_tokens = {
         r[0]: estimate_tokens(r[1])
-        for part in db.chunked(list(doomed_events))
+        for part in db.chunked(unique)
         for r in conn.execute(f"SELECT id, content FROM events WHERE id IN ({db.placeholders(part)})", part)
     }
-    versions = _NewVersions()
-    for part in db.chunked(latest):
+    db.execute_in(conn, "DELETE FROM episode_events WHERE event_id IN ({marks})", unique)
+    changes = EpisodeChanges()
+    updates: list[tuple[object, ...]] = []
+    for part in db.chunked(holding):
         marks = db.placeholders(part)
-        old = {r["id"]: r for r in conn.execute(f"SELECT * FROM episodes WHERE id IN ({marks})", part)}
-        members: dict[str, list[str]] = {e: [] for e in part}
-        for episode_id, event_id in conn.execute(
-            f"SELECT episode_id, event_id FROM episode_events WHERE episode_id IN ({marks}) "
-            "ORDER BY episode_id, position",
-            part,
-        ):
-            members[episode_id].append(event_id)
-        kept = {e: [m for m in ids if m not in doomed_events] for e, ids in members.items()}
-        ends = sorted({m for ids in kept.values() if ids for m in (ids[0], ids[-1])})
-        when = {
-            r[0]: (r[1], r[2])
+        tokens_before = dict(conn.execute(f"SELECT id, token_estimate FROM episodes WHERE id IN ({marks})", part))
+        kept = {
+            r[0]: (r[1], r[2], r[3])
             for r in conn.execute(
-                f"SELECT id, as_of, thread_id FROM events WHERE id IN ({db.placeholders(ends)})", ends
+                f"""SELECT ee.episode_id, count(*),
+                        (SELECT f.event_id FROM episode_events f WHERE f.episode_id = ee.episode_id
+                         ORDER BY f.position LIMIT 1),
+                        (SELECT l.event_id FROM episode_events l WHERE l.episode_id = ee.episode_id
+                         ORDER BY l.position DESC LIMIT 1)
+                    FROM episode_events ee WHERE ee.episode_id IN ({marks}) GROUP BY ee.episode_id""",
+                part,
             )
         }
+        ends = sorted({e for _, first, last in kept.values() for e in (first, last)})
+        ends_sql = f"SELECT id, as_of, thread_id FROM events WHERE id IN ({db.placeholders(ends)})"
+        when = {r[0]: (r[1], r[2]) for r in conn.execute(ends_sql, ends)}
         for episode_id in part:
-            tokens = old[episode_id]["token_estimate"]
-            if tokens is None:  # not estimated when it was written: count what is kept
-                texts = db.column_in(conn, "SELECT content FROM events WHERE id IN ({marks})", kept[episode_id])
-                tokens = sum(estimate_tokens(t) for t in texts)
-            else:
-                tokens -= sum(doomed_tokens.get(m, 0) for m in members[episode_id] if m in doomed_events)
-            new_id = versions.add(conn, old[episode_id], kept[episode_id], when, tokens, doomed)
-            if new_id:
-                changes.created.append(new_id)
-    versions.write(conn, forgotten)
-    # New versions point at the nearest surviving ancestor; the removed ones are detached from each other first,
-    # so chunked deletes never leave a version pointing at a deleted one.
-    db.execute_in(conn, "UPDATE episodes SET parent_id = NULL WHERE id IN ({marks})", changes.removed)
-    db.execute_in(conn, "DELETE FROM episodes WHERE id IN ({marks})", changes.removed)
+            if episode_id not in kept:
+                changes.removed.append(episode_id)
+                continue
+            count, first, last = kept[episode_id]
+            tokens = max(0, tokens_before[episode_id] - sum(doomed_tokens.get(e, 0) for e in doomed_in[episode_id]))
+            updates.append((count, first, last, when[first][0], when[last][0], when[first][1], tokens, episode_id))
+            changes.edited.append(episode_id)
+    conn.executemany(
+        """UPDATE episodes SET event_count = ?, first_event_id = ?, last_event_id = ?, start_time = ?, end_time = ?,
+               thread_id = ?, token_estimate = ? WHERE id = ?""",
+        updates,
+    )
+    _delete_versions(conn, changes.removed)
     return changes
 
 
-def _surviving_ancestor(conn: db.Connection, episode_id: str, doomed: set[str]) -> str | None:
-    parent = conn.execute("SELECT parent_id FROM episodes WHERE id = ?", (episode_id,)).fetchone()[0]
-    while parent is not None and parent in doomed:
-        parent = conn.execute("SELECT parent_id FROM episodes WHERE id = ?", (parent,)).fetchone()[0]
-    return parent
-
-
-@dataclass
-class _NewVersions:
-    """The rows of the new versions, gathered, then written a statement per table."""
-
-    episodes: list[tuple[object, ...]] = field(default_factory=list)
-    events: list[tuple[str, str, int]] = field(default_factory=list)
-    replaced: list[tuple[str, str]] = field(default_factory=list)  # (new id, the version it replaces)
-    created: set[str] = field(default_factory=set)
-
-    def add(
-        self,
-        conn: db.Connection,
-        old: db.Row,
-        kept: list[str],
-        when: dict[str, tuple[int, str | None]],
-        tokens: int,
-        doomed: set[str],
-    ) -> str | None:
-        """The latest version again with the `kept` events (`when`: as_of and thread of the first and last); None
-        when nothing else was in it."""
-        if not kept:
-            return None
-        new_id = stable_id("ep", old["definition_id"], *kept)
-        if new_id in self.created or conn.execute("SELECT 1 FROM episodes WHERE id = ?", (new_id,)).fetchone():
-            return new_id if new_id not in doomed else None  # an older version that held exactly these events
-        self.episodes.append(
-            (
-                new_id,
-                old["definition_id"],
-                old["platform"],
-                when[kept[0]][1],
-                when[kept[0]][0],
-                when[kept[-1]][0],
-                len(kept),
-                kept[0],
-                kept[-1],
-                _surviving_ancestor(conn, old["id"], doomed),
-                now_ms(),
-                old["partition_key"],
-                old["group_key"],
-                tokens,
-            )
-        )
-        self.events += [(new_id, event_id, i) for i, event_id in enumerate(kept)]
-        self.replaced.append((new_id, old["id"]))
-        self.created.add(new_id)
-        return new_id
-
-    def write(self, conn: db.Connection, forgotten_entities: set[str]) -> None:
-        """Insert the new versions with their events; each takes its old version's writer outcome (its events were
-        processed, and the writer skips them anyway) and its entity mentions but the forgotten entities'."""
-        conn.executemany(
-            """INSERT INTO episodes (id, definition_id, platform, thread_id, start_time, end_time, event_count,
-                   first_event_id, last_event_id, parent_id, created_at, partition_key, group_key, token_estimate)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            self.episodes,
-        )
-        conn.executemany("INSERT INTO episode_events (episode_id, event_id, position) VALUES (?, ?, ?)", self.events)
-        now = now_ms()
-        conn.executemany(
-            """INSERT INTO episode_processing (episode_id, status, writer, attempts, facts_written, prompt_tokens,
-                   completion_tokens, error, updated_at)
-               SELECT ?, status, writer, attempts, 0, 0, 0, error, ? FROM episode_processing WHERE episode_id = ?""",
-            [(new_id, now, old_id) for new_id, old_id in self.replaced],
-        )
-        old_of = {old_id: new_id for new_id, old_id in self.replaced}
-        mentions = [
-            tuple(r)
-            for part in db.chunked(list(old_of))
-            for r in conn.execute(
-                "SELECT episode_id, entity_id, mention_count FROM episode_entity_mentions "
-                f"WHERE episode_id IN ({db.placeholders(part)})",
-                part,
-            )
-        ]
-        conn.executemany(
-            "INSERT INTO episode_entity_mentions (episode_id, entity_id, mention_count) VALUES (?, ?, ?)",
-            [(old_of[m[0]], m[1], m[2]) for m in mentions if m[1] not in forgotten_entities],
-        )
+def _delete_versions(conn: db.Connection, doomed: list[str]) -> None:
+    """Delete emptied versions; a surviving child points at the nearest surviving ancestor instead."""
+    gone = set(doomed)
+    parent_of: dict[str, str | None] = {}
+    for part in db.chunked(doomed):
+        marks = db.placeholders(part)
+        parent_of.update(conn.execute(f"SELECT id, parent_id FROM episodes WHERE id IN ({marks})", part))
+    for version_id in doomed:
+        ancestor = parent_of[version_id]
+        while ancestor is not None and ancestor in gone:
+            ancestor = parent_of[ancestor]
+        conn.execute("UPDATE episodes SET parent_id = ? WHERE parent_id = ?", (ancestor, version_id))
+    db.execute_in(conn, "DELETE FROM episodes WHERE id IN ({marks})", doomed)
