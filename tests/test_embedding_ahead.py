@@ -56,7 +56,7 @@ def test_worker_and_this_process_embed_together_the_same_vectors() -> None:
     ahead.drain()
     _assert_same_vectors(ahead, texts)
     ahead.close()
-    assert worker.wait(timeout=10) == 0  # closing its input ends it
+    assert worker.wait(timeout=60) == 0  # closing its input ends it
 
 
 def test_a_killed_worker_costs_time_not_vectors() -> None:

@@ -36,6 +36,8 @@ from nexus_memory.embeddings.worker import frame
 
 log = logging.getLogger(__name__)
 
+# A worker still loading its model on a loaded machine reads its closed input late: give it that long.
+CLOSE_WAIT_S = 30
 START_AT_TEXTS = 512  # a worker costs a model load (~5 s); below this many texts this process embeds them
 TEXTS_PER_CALL = 256  # texts per request to the worker (and per chunk this process takes in `drain`)
 IN_FLIGHT = 2  # requests sent and not answered; the rest wait here, where `drain` can take them
@@ -186,7 +188,7 @@ def _close(worker: subprocess.Popen[bytes]) -> None:
     try:
         if worker.stdin is not None:
             worker.stdin.close()
-        worker.wait(timeout=5)
+        worker.wait(timeout=CLOSE_WAIT_S)
     except (OSError, ValueError, subprocess.TimeoutExpired):
         worker.kill()
 
