@@ -205,12 +205,13 @@ def _checked(sample: dict[str, Any], name: str, backend: str) -> dict[str, Any]:
 
 def _export_ready(data_dir: Path) -> bool:
     """Whether a checked ONNX export of the store's index model exists already."""
-    from nexus_memory.embeddings.model import model_location
+    from nexus_memory.embeddings.model import model_location, split_identity
     from nexus_memory.embeddings.vectors.vec0 import index_state
 
     with Stores(load_settings(data_dir=data_dir), readonly=True) as stores:
         state = index_state(stores.conn)
     if state is None:
         return False
-    record = query_encoder.read_check(query_encoder.export_dir(state[0], model_location(state[0])))
+    model = split_identity(state[0])[0]  # one export serves every recipe of a model ('…+bf16' included)
+    record = query_encoder.read_check(query_encoder.export_dir(model, model_location(model)))
     return bool(record and record.get("ok"))
