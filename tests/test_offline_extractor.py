@@ -463,3 +463,107 @@ def test_bench_on_locomo_dev_reaches_coverage_target() -> None:
 def test_question_tag_keeps_the_statement_and_nickname_vocative_is_dropped() -> None:
     result = extract([event("Wow, Mel! Hard work pays off, right? What have you been up to?", sender="Caroline")])
     assert texts(result) == ["Caroline said hard work pays off."]
+
+
+# --- words that carry an answer -------------------------------------------------------------------
+
+
+def _reply(question: str, answer: str, *, peer_kind: str | None = "dm") -> list[str]:
+    """The facts of `answer`, Melanie's reply to Caroline's `question` (given as context)."""
+    asked = event(question, "Caroline", peer="Melanie", event_id="q", as_of=MAY_8 - 60_000, peer_kind=peer_kind)
+    return texts(extract([event(answer, "Melanie", peer="Caroline", peer_kind=peer_kind)], context=[asked]))
+
+
+def test_a_verbless_reply_to_a_question_is_kept_with_the_question() -> None:
+    facts = _reply("Aww, so cute! What are your pets' names?", "Luna and Oliver! They liven up the house!")
+    assert facts[0] == "Asked \"What are Melanie's pets' names?\", Melanie answered: Luna and Oliver."
+    assert _reply("How long have you been married?", "5 years already!") == [
+        'Asked "How long has Melanie been married?", Melanie answered: 5 years already (since 2018).'
+    ]
+    # The inverted question keeps its bare verb: "did you think" -> "did Melanie think".
+    assert _reply("What did you think of it?", "Super good!")[0].startswith('Asked "What did Melanie think of it?"')
+    # Thanks first, then the answer.
+    assert _reply("How was the trip?", "Thanks! It was amazing.") == [
+        'Asked "How was the trip?", Melanie answered: It was amazing.'
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Did you like it?", "Super good!"),  # a yes/no question: the fragment says too little
+        ("Can you send me the link?", "Sure thing!"),  # a request
+        ("What are your pets' names?", "Thanks, talk soon!"),  # courtesy answers nothing
+        ("What are your pets' names?", "I went hiking today. Luna and Oliver!"),  # not the reply's first word
+        ("Nice weather. I'm off.", "Luna and Oliver!"),  # no question at all
+    ],
+)
+def test_a_fragment_without_a_question_it_answers_is_dropped(question: str, answer: str) -> None:
+    assert not any(f.startswith("Asked") for f in _reply(question, answer))
+
+
+def test_a_question_put_to_someone_else_is_not_answered() -> None:
+    asked = event("What are your pets' names?", "Caroline", peer="Jon", event_id="q", as_of=MAY_8 - 60_000)
+    facts = texts(extract([event("Luna and Oliver!", "Melanie", peer="Caroline")], context=[asked]))
+    assert facts == []
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        # A place that sets the scene of a clause is no "where I am now".
+        (
+            "Yeah, at the event, I had a conversation with someone named David.",
+            "At the event, Caroline had a conversation with someone named David.",
+        ),
+        # Initials stay with the surname.
+        ("J.K. Rowling is such an inspiring writer.", "Caroline said J.K. Rowling is such an inspiring writer."),
+        # Thanks in front of a clause: the clause stays.
+        (
+            "And thanks for asking, we got another cat named Bailey too.",
+            "We got another cat named Bailey too.",
+        ),
+        ("Way to go, hard work's paying off!", "Caroline said hard work's paying off."),
+        # What the speaker shows is said.
+        ("Look at this homemade coconut ice cream!", "Caroline showed this homemade coconut ice cream."),
+        ("Check my ideal dance studio by the water.", "Caroline showed Caroline's ideal dance studio by the water."),
+        # A dropped subject before "been" and "just got".
+        (
+            "Been reading that book and painting to keep busy.",
+            "Caroline has been reading that book and painting to keep busy.",
+        ),
+        ("Just got some new shoes, too!", "Caroline just got some new shoes, too."),
+    ],
+)
+def test_sentences_that_carry_an_answer_are_kept(content: str, expected: str) -> None:
+    assert expected in texts(extract([event(content)]))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "omw, 10 min",
+        "I'm at Pantoll, it's freezing lol",
+        "Thanks for the help!",
+        "Check out this pic!",
+        "Look at this pic of him eating parsley!",
+        "Look at this!",
+    ],
+)
+def test_errands_thanks_and_bare_show_requests_stay_dropped(content: str) -> None:
+    assert texts(extract([event(content)])) == []
+
+
+def test_a_day_named_short_keeps_its_weekday() -> None:
+    saturday = int(datetime(2023, 7, 15, 13, tzinfo=UTC).timestamp() * 1000)
+    facts = texts(extract([event("Last Fri I finally took my kids to a pottery workshop.", as_of=saturday)]))
+    assert facts == ["Last Fri (on Friday, 14 July 2023) Caroline finally took Caroline's kids to a pottery workshop."]
+
+
+def test_a_questions_inverted_auxiliary_agrees_with_the_name_and_its_verb_stays_bare() -> None:
+    from nexus_memory.writer.extractor.pronouns import resolve_pronouns
+
+    assert resolve_pronouns("How long have you been married?", "Ann", "Bo")[0] == "How long has Bo been married?"
+    assert resolve_pronouns("What did you think of it?", "Ann", "Bo")[0] == "What did Bo think of it?"
+    assert resolve_pronouns("I am lucky to have you.", "Ann", "Bo")[0] == "Ann is lucky to have Bo."
+    assert resolve_pronouns("What are your plans?", "Ann", "Bo")[0] == "What are Bo's plans?"

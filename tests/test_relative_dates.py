@@ -10,7 +10,7 @@ import pytest
 
 from nexus_memory.bench import dates as bench_dates
 from nexus_memory.events.ledger import Event
-from nexus_memory.writer.extractor import annotate_relative_dates, extract
+from nexus_memory.writer.extractor import annotate_relative_dates, extract, read_dates
 from nexus_memory.writer.extractor.relative import resolve_relative_dates
 from nexus_memory.writer.extractor.tense import tense_at
 
@@ -31,6 +31,8 @@ KINDS = {
     "ago",
     "before_after",
     "earlier_later",
+    "short_weekday",
+    "since",
 }
 # Monday 3 March 2025, 09:15 UTC: the email.
 MARCH_3 = int(datetime(2025, 3, 3, 9, 15, tzinfo=UTC).timestamp() * 1000)
@@ -124,6 +126,20 @@ def test_the_tense_is_the_nearest_cue_in_the_phrase_clause(text: str, tense: str
         ("We met five years ago.", "We met five years ago (around 2020)."),
         ("Friday's game was great.", "Friday's (on 28 February 2025) game was great."),
         ("I go swimming on Fridays.", "I go swimming on Fridays."),
+        # A day named short keeps its weekday's name in the date; one spelled out already does not repeat it.
+        (
+            "Last Fri I took the kids to a pottery workshop.",
+            "Last Fri (on Friday, 28 February 2025) I took the kids to a pottery workshop.",
+        ),
+        ("We met on Tues.", "We met on Tues (on Tuesday, 25 February 2025)."),
+        # A duration up to the message: since when, at the duration's grain.
+        ("Seven years now, and I've found my muses.", "Seven years now (since 2018), and I've found my muses."),
+        (
+            "I've been playing for about four months now.",
+            "I've been playing for about four months now (since November 2024).",
+        ),
+        ("I've known Jess for two weeks.", "I've known Jess for two weeks (since around 17 February 2025)."),
+        ("We stayed in Rome for two weeks.", "We stayed in Rome for two weeks."),
     ],
 )
 def test_days_and_spans_are_rendered_after_the_phrase(text: str, annotated: str) -> None:
@@ -144,6 +160,14 @@ def test_annotating_twice_changes_nothing() -> None:
         "or next week (the week of 10 March 2025)."
     )
     assert annotate_relative_dates(once, MARCH_3) == (once, [])
+
+
+def test_a_span_since_is_the_time_a_fact_is_about_and_is_not_annotated_twice() -> None:
+    dated = read_dates("We've been married 5 years already.", MARCH_3)
+    assert dated.text == "We've been married 5 years already (since 2020)."
+    first, last = (datetime.fromtimestamp(ms / 1000, UTC).date() for ms in dated.about or (0, 0))
+    assert (first, last) == (date(2020, 1, 1), date(2025, 3, 3))
+    assert read_dates(dated.text, MARCH_3).text == dated.text
 
 
 def test_an_anaphoric_phrase_needs_a_date_before_it() -> None:

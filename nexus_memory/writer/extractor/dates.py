@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from nexus_memory.core.calendar_words import (
     MONTH_NAMES,
+    WEEKDAY_NAMES,
     day_month_year,
     month_alternation,
     month_number,
@@ -30,9 +31,9 @@ DATE_ISO_RE = re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b")
 # Month-precise dates, used only as date entities: "March 2024".
 DATE_MY_RE = re.compile(r"\b(?P<m>" + month_alternation(abbreviations=False) + r")\s+(?P<y>\d{4})\b")
 # A date annotation this module wrote already (so re-running never doubles it): "(on 7 May 2023)",
-# "(the week of 1 May 2023)", "(in June 2023)", "(around 2018)", "(1 – 7 May 2023)".
+# "(the week of 1 May 2023)", "(in June 2023)", "(around 2018)", "(since 2016)", "(1 – 7 May 2023)".
 ANNOTATION_RE = re.compile(
-    r"\s*\((?:on|in|around|the week|the weekend|a few|\d{1,2}(?: [A-Z][a-z]+)?(?: \d{4})? \u2013 \d)[^()]*\)"
+    r"\s*\((?:on|in|around|since|the week|the weekend|a few|\d{1,2}(?: [A-Z][a-z]+)?(?: \d{4})? \u2013 \d)[^()]*\)"
 )
 _DASH = " \u2013 "
 _DAY_MS = 86_400_000
@@ -57,19 +58,27 @@ def _months(first: date, last: date) -> str:
     return month_year(first) + _DASH + month_year(last)
 
 
-def render(found: RelativeDate) -> tuple[str, str]:
+def render(found: RelativeDate, phrase: str = "") -> tuple[str, str]:
     """(annotation, date mention) of a resolved phrase: 'on 7 May 2023', 'the week of 1 May 2023', 'in 2022' ...
 
     A single day reads "on <day>" ("around <day>, <month> or <year>" when approximate); a calendar week, weekend,
-    month, run of months or year is named as such; any other span is written out first to last.
+    month, run of months or year is named as such; any other span is written out first to last. A day the phrase
+    named by its weekday keeps the weekday's full name unless `phrase` (the words resolved) spells it already:
+    "last Fri (on Friday, 14 July 2023)", but "on Friday (on 14 July 2023)".
     """
     first, last = found.first, found.last
+    if found.since:  # "seven years now (since 2016)"
+        start = {"year": str(first.year), "month": month_year(first)}.get(found.about, day_month_year(first))
+        return f"since {'around ' if found.about == 'day' else ''}{start}", start
     if first == last:
         if found.about == "month":
             return f"around {month_year(first)}", month_year(first)
         if found.about == "year":
             return f"around {first.year}", str(first.year)
-        return f"{'around' if found.about else 'on'} {day_month_year(first)}", day_month_year(first)
+        name = WEEKDAY_NAMES[first.weekday()]
+        spelled = not found.weekday or name.lower() in phrase.lower()
+        day = day_month_year(first) if spelled else f"{name}, {day_month_year(first)}"
+        return f"{'around' if found.about else 'on'} {day}", day_month_year(first)
     if (first.month, first.day, last.month, last.day) == (1, 1, 12, 31) and first.year == last.year:
         return f"in {first.year}", str(first.year)
     if first.day == 1 and (last + timedelta(days=1)).day == 1:
@@ -128,7 +137,11 @@ def _ms(day: date) -> int:
 
 
 def _whole(found: RelativeDate) -> Span:
-    """The days a phrase names; 'around May 2023' or 'around 2018' is the whole month or year."""
+    """The days a phrase names; 'around May 2023' or 'around 2018' is the whole month or year, and a span since
+    either runs from that month or year to the message day."""
+    if found.since:
+        start = {"year": found.first.replace(month=1, day=1), "month": found.first.replace(day=1)}
+        return start.get(found.about, found.first), found.last
     if found.about == "month":
         return found.first.replace(day=1), found.first.replace(
             day=calendar.monthrange(found.first.year, found.first.month)[1]
@@ -157,7 +170,7 @@ def _annotate(text: str, as_of_ms: int) -> tuple[str, list[str], list[Span]]:
         end = possessive.end() if possessive else found.end
         if ANNOTATION_RE.match(text, end):
             continue
-        label, mention = render(found)
+        label, mention = render(found, text[found.start : found.end])
         pieces += [text[cursor:end], f" ({label})"]
         cursor = end
         if mention not in mentions:

@@ -27,10 +27,14 @@ from nexus_memory.writer.extractor.results import (
 from nexus_memory.writer.extractor.sentences import (
     clean_sentence,
     has_verb,
+    is_answer,
     is_clause,
+    is_courtesy,
     is_ephemeral,
     is_informative,
+    is_small_talk,
     photo_fact,
+    question_to,
     split_compound,
     split_photos,
     split_sentences,
@@ -66,24 +70,39 @@ def extract(
     result = Extraction()
     antecedents = Antecedents(names)
     signatures: set[tuple[str, tuple[str, ...]]] = set()
-    previous_sender: str | None = None
+    previous: Event | None = None
     for event in context:
-        peer = names.peer_of(event, previous_sender)
+        peer = names.peer_of(event, previous.sender_id if previous else None)
         for sentence in split_sentences(messages[event.id].body):
             antecedents.record(sentence, names.name_of(event.sender_id), peer)
         antecedents.next_message()
         signatures.add((event.sender_id, messages[event.id].signature))
-        previous_sender = event.sender_id
+        previous = event
     for event in events:
-        peer = names.peer_of(event, previous_sender)
+        peer = names.peer_of(event, previous.sender_id if previous else None)
         message = messages[event.id]
         if (event.sender_id, message.signature) in signatures:
             message = replace(message, signature=())  # a signature says who someone is once per thread
         signatures.add((event.sender_id, message.signature))
-        _extract_event(event, message, _Reader(names, antecedents, peer), result)
+        asked = _question_put(event, previous, peer, names, messages[previous.id].body if previous else "")
+        _extract_event(event, message, _Reader(names, antecedents, peer, asked), result)
         antecedents.next_message()
-        previous_sender = event.sender_id
+        previous = event
     return result
+
+
+def _question_put(event: Event, previous: Event | None, peer: str | None, names: NameBook, asking: str) -> str:
+    """The question the message before put to this event's sender (`asking` is its body), read from the asker's
+    side ("What are your pets' names?" -> "What are Melanie's pets' names?"); '' when there is none or it was
+    put to someone else."""
+    if previous is None or previous.sender_id == event.sender_id or peer != names.name_of(previous.sender_id):
+        return ""
+    if previous.peer_id and previous.peer_id != event.sender_id:
+        return ""  # it asked someone else
+    question = question_to(asking, names)
+    if is_small_talk(question, names):
+        return ""
+    return resolve_pronouns(question, peer, names.name_of(event.sender_id))[0] if question else ""
 
 
 # What joins an introduction to the clause after it: "I'm Priya, I ..." / "I'm Priya and I ...".
@@ -116,6 +135,7 @@ class _Reader:
     names: NameBook
     antecedents: Antecedents
     peer: str | None
+    asked: str = ""  # the question the message before put to this sender: a verbless reply may answer it
 
 
 def _extract_event(event: Event, message: MessageParts, reader: _Reader, result: Extraction) -> None:
@@ -129,7 +149,9 @@ def _extract_event(event: Event, message: MessageParts, reader: _Reader, result:
     signer = message.signer
     drafted = bool(signer and reader.peer and _same_person(signer, reader.peer) and not _same_person(signer, speaker))
     body = "" if drafted else message.body
-    if is_ephemeral(body, names) and not message.signature and not message.forwarded:
+    # A short reply to a question is no chatter when it may answer it ("Super good!" after "How was it?").
+    answers = bool(reader.asked) and any(is_answer(clean_sentence(s, names)[0], names) for s in split_sentences(body))
+    if is_ephemeral(body, names) and not message.signature and not message.forwarded and not answers:
         result.skipped_events.append(event.id)
         return
     intro_names = find_introductions(body)
@@ -143,7 +165,9 @@ def _extract_event(event: Event, message: MessageParts, reader: _Reader, result:
         splits.append((_Split([_Statement(f"{speaker}'s signature: {role}", speaker)]), reader.peer))
     for forwarded in message.forwarded:
         if forwarded.author:  # words no "From:" line names have no one to be attributed to
-            splits += _read_text(forwarded.parts.body, forwarded.author, replace(reader, peer=None), claims=False)
+            splits += _read_text(
+                forwarded.parts.body, forwarded.author, replace(reader, peer=None, asked=""), claims=False
+            )
 
     produced = 0
     for split, peer in splits:
@@ -164,9 +188,13 @@ def _extract_event(event: Event, message: MessageParts, reader: _Reader, result:
 def _read_text(text: str, speaker: str, reader: _Reader, *, claims: bool) -> list[tuple[_Split, str | None]]:
     """The statements of a text said by `speaker` to `reader.peer`, sentence by sentence, with that peer.
 
-    Every sentence is remembered for the pronouns of later ones, the dropped ones too ("did Jess book?").
+    Every sentence is remembered for the pronouns of later ones, the dropped ones too ("did Jess book?"). Where
+    the message before asked this speaker something, the reply's first sentence that is not courtesy answers it:
+    if it says nothing alone ("Luna and Oliver!"), it is kept with the question ('Asked "What are Melanie's pets'
+    names?", Melanie answered: Luna and Oliver.').
     """
     splits: list[tuple[_Split, str | None]] = []
+    asked = reader.asked
     text, captions = split_photos(text)
     for sentence in split_sentences(text):
         # Each clause after "; " is read on its own: "Sorry again for the delay; the slip came from ...".
@@ -180,6 +208,11 @@ def _read_text(text: str, speaker: str, reader: _Reader, *, claims: bool) -> lis
                 peer = reader.names.full_name(called) if called else reader.peer
                 cleaned = reader.antecedents.resolve(cleaned, speaker, peer)
                 splits.append((_split_statement(supply_subject(cleaned), speaker), peer))
+            elif cleaned and asked and is_answer(cleaned, reader.names):
+                answer = f'Asked "{asked}", I answered: {cleaned}'
+                splits.append((_Split([_Statement(answer, speaker)]), reader.peer))
+            if cleaned and not is_courtesy(cleaned, reader.names):
+                asked = ""  # only the reply's first word on the matter answers the question
         reader.antecedents.record(sentence, speaker, reader.peer)
     for caption in captions:
         splits.append((_Split([_Statement(photo_fact(caption, "I"), speaker, is_photo=True)]), reader.peer))

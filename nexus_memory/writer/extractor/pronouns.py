@@ -29,6 +29,25 @@ GENERIC_YOU_AFTER = re.compile(
     re.IGNORECASE,
 )
 
+# An auxiliary before I/you: a question's inverted order, whose verb stays bare ("did you think" -> "did Bo think").
+_AUX_BEFORE = re.compile(
+    r"\b(?:do|does|did|can|could|will|would|should|shall|may|might|must|have|has|had|are|is|am|was|were|"
+    r"don't|doesn't|didn't|can't|won't|haven't|hasn't|aren't|isn't|weren't|wasn't)\s+$",
+    re.IGNORECASE,
+)
+# ... and that auxiliary's form before one person's name ("have you been" -> "has Bo been").
+_SINGULAR_AUX = {
+    "have": "has",
+    "do": "does",
+    "are": "is",
+    "am": "is",
+    "were": "was",
+    "haven't": "hasn't",
+    "don't": "doesn't",
+    "aren't": "isn't",
+    "weren't": "wasn't",
+}
+
 
 def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bool]:
     """First person -> the speaker's name, second person -> the peer's name (when known).
@@ -68,11 +87,25 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
                 word += CONTRACTIONS.get(con, con)
             else:
                 word += con
-        elif low in ("i", "you") and nxt:
+        elif low in ("i", "you") and nxt and not _AUX_BEFORE.search(match.string[: match.start()]):
             nxt = _agree(nxt.replace("\u2019", "'"), open_class=low == "i")
         return word + gap + nxt
 
-    return PRONOUN_RE.sub(replace, text), used_first
+    resolved = PRONOUN_RE.sub(replace, text)
+    if resolved != text:
+        named = "|".join(re.escape(n) for n in {speaker, peer} if n)
+        # Only in a question's inverted order, after its wh-word ("How long have you been"): "to have you" stays.
+        resolved = re.sub(
+            r"(\b(?:what|how|where|when|why|who|which)\b(?:\s+[\w'\u2019]+){0,2}\s+)("
+            + "|".join(_SINGULAR_AUX)
+            + r")(\s+(?:"
+            + named
+            + r")\b)(?!['\u2019]s\b)",
+            lambda m: m.group(1) + _SINGULAR_AUX[m.group(2).lower()] + m.group(3),
+            resolved,
+            flags=re.IGNORECASE,
+        )
+    return resolved, used_first
 
 
 def _agree(verb: str, *, open_class: bool) -> str:

@@ -33,7 +33,10 @@ class RelativeDate:
     """A relative phrase at text[start:end] and the days it names, first to last (one day: first == last).
 
     `about` is "" for an exact reading, else the grain it is approximate at ("day", "month", "year"): "two weeks
-    ago" is around a day, "two months ago" around a month.
+    ago" is around a day, "two months ago" around a month. `weekday` is set where the phrase names a day of the
+    week ("last Fri"): a reader may go by the day's name as much as by its date. `since` is set for a duration
+    that reaches the message ("seven years now", "have been married for five years"): the span runs from its
+    start, read at the grain `about` says, to the message day.
     """
 
     start: int
@@ -41,6 +44,8 @@ class RelativeDate:
     first: date
     last: date
     about: str = ""
+    weekday: bool = False
+    since: bool = False
 
 
 # What a phrase names: (first day, last day, about).
@@ -48,7 +53,12 @@ Reading = tuple[date, date, str]
 # A phrase kind's reader: its match, the message day and a way to ask the phrase's tense -> a reading or None.
 _Resolver = Callable[[re.Match[str], date, Callable[[], Tense]], Reading | None]
 
-_WD = "|".join(WEEKDAYS)
+_WD_FULL = "|".join(WEEKDAYS)
+# Short day names as people write them ("last Fri", "next Tues"); only capitalised, since "sat", "wed" and "sun"
+# are words.
+_WD_SHORT = {"Mon": 0, "Tue": 1, "Tues": 1, "Wed": 2, "Thu": 3, "Thur": 3, "Thurs": 3, "Fri": 4, "Sat": 5, "Sun": 6}
+_WD_SHORT_RE = r"(?-i:" + "|".join(sorted(_WD_SHORT, key=len, reverse=True)) + r")(?![\w'])"
+_WD = _WD_FULL + "|" + _WD_SHORT_RE
 _UNITS = {"day": 1, "week": 7, "fortnight": 14}
 # Counted units ("two weeks ago", "in a fortnight").
 _COUNTED = r"(?P<unit>day|week|fortnight|month|year)s?"
@@ -88,8 +98,14 @@ _RESCHEDULED_RE = re.compile(
 # ("the 3rd floor").
 _AFTER_ORDINAL = word_set("""
 at and or but so because when if i we you he she they it my our his her their the a an to for from in on until till
-by with too as then this that which is was will would instead again already
+by with too as then this that which is was will would instead again already after before
 """)
+
+
+def weekday_number(word: str) -> int | None:
+    """0..6 (Monday = 0) for a day name or its short form ("Friday", "Fri.", "Tues"); None for any other word."""
+    word = word.rstrip(".")
+    return WEEKDAYS.get(word.lower(), _WD_SHORT.get(word))
 
 
 def _count(word: str) -> tuple[int, bool]:
@@ -185,8 +201,8 @@ def _fixed_day(match: re.Match[str], today: date, _tense: Callable[[], Tense]) -
 def _before_last(match: re.Match[str], today: date, _tense: Callable[[], Tense]) -> Reading:
     """the week/weekend/month/year/Friday before last or after next."""
     unit, step = match.group("unit").lower(), (-2 if match.group("dir").lower().startswith("before") else 2)
-    if unit in WEEKDAYS:
-        target = WEEKDAYS[unit]
+    target = weekday_number(match.group("unit"))
+    if target is not None:
         day = _before(today, target) - timedelta(weeks=1) if step < 0 else _monday(today) + timedelta(days=14 + target)
         return _day(day)
     return (*_period(unit, today, step), "")
@@ -226,8 +242,9 @@ def _relative_period(match: re.Match[str], today: date, tense: Callable[[], Tens
     which = " ".join(match.group("which").lower().split())
     unit = match.group("unit").lower()
     back = which in ("last", "this past", "past")
-    if unit in WEEKDAYS:
-        return _day(_weekday(which, WEEKDAYS[unit], today, match, tense))
+    target = weekday_number(match.group("unit"))
+    if target is not None:
+        return _day(_weekday(which, target, today, match, tense))
     if unit in _SEASONS:
         return (*_season_of(which, unit, today, match, tense), "")
     if unit == "weekend":
@@ -289,7 +306,7 @@ def _bare_weekday(match: re.Match[str], today: date, tense: Callable[[], Tense])
     ranged = _RANGE_AFTER_RE.match(text, match.end("day")) or _RANGE_BEFORE_RE.search(text[: match.start("day")])
     if ranged and tense() in ("present", "none"):
         return None  # "open Monday through Saturday", "I work Monday to Friday"
-    target = WEEKDAYS[match.group("day").lower()]
+    target = weekday_number(match.group("day")) or 0
     return _day(_before(today, target) if _points_back(text, match.start(), tense) else _after(today, target))
 
 
@@ -327,9 +344,35 @@ def _ago(match: re.Match[str], today: date, _tense: Callable[[], Tense]) -> Read
     unit, n = match.group("unit").lower(), _count(match.group("n"))[0]
     if unit == "weekend":
         return (*_weekend(today, -n), "")
-    if unit in WEEKDAYS:  # one Friday ago is last Friday
-        return _day(_before(today, WEEKDAYS[unit]) - timedelta(weeks=n - 1))
+    target = weekday_number(match.group("unit"))
+    if target is not None:  # one Friday ago is last Friday
+        return _day(_before(today, target) - timedelta(weeks=n - 1))
     return _counted(match, today, -1)
+
+
+# A perfect verb before "for <n> <units>": the span reaches the message ("I've been playing for four months",
+# "she has lived here for 3 years"); "have to" is an obligation, not a perfect.
+_PERFECT_BEFORE_RE = re.compile(
+    r"(?:\b(?:have|has|haven't|hasn't)|['\u2019]ve)(?:\s+(?!to\b)[\w'\u2019-]+){1,6}\s+$", re.IGNORECASE
+)
+# A past or past-perfect verb earlier in the sentence: "by then I had been there two years already" ended before.
+_PAST_BEFORE_RE = re.compile(r"\b(?:had|was|were)\b[^.!?;]*$", re.IGNORECASE)
+_APPROX = r"(?:(?:about|around|almost|nearly|over|roughly|more\s+than|just\s+over)\s+)?"
+
+
+def _lasting(match: re.Match[str], today: date, _tense: Callable[[], Tense]) -> Reading | None:
+    """A duration up to the message: "seven years now", "5 years already", "(have been ...) for four months".
+
+    The span starts that long before the message day and ends on it; years and months are approximate at their
+    own grain (the start is "since 2016", not a day), weeks and vague counts around a day.
+    """
+    before = match.string[: match.start()]
+    if match.group().lower().startswith("for") and not _PERFECT_BEFORE_RE.search(before):
+        return None  # "we stayed for two weeks", "I'm off for a month": no span reaching the message
+    if _PAST_BEFORE_RE.search(before):
+        return None
+    start, _, about = _counted(match, today, -1)
+    return start, today, about
 
 
 def _counted(match: re.Match[str], today: date, sign: int) -> Reading:
@@ -368,13 +411,21 @@ _PATTERNS: tuple[tuple[re.Pattern[str], _Resolver], ...] = tuple(
             _relative_period,
         ),
         (r"\b(?:(?:(?:over|on|at|during|for)\s+)?the|all)\s+weekend\b(?!\s+(?:of|before|after)\b)", _the_weekend),
-        (r"\b(?:on\s+)?(?P<day>" + _WD + r")\b" + _PART_OF_DAY, _bare_weekday),
+        (r"\b(?:on\s+)?(?P<day>" + _WD_FULL + r")\b" + _PART_OF_DAY, _bare_weekday),
+        # A short day name alone only after "on": "Sat down" and "Sun's out" name no day.
+        (r"\bon\s+(?P<day>" + _WD_SHORT_RE + r")" + _PART_OF_DAY, _bare_weekday),
         (
             r"\b(?:(?P<prep>on|by|until|till|before|after|since|from|for|starting|through)\s+)?the\s+"
             r"(?P<d>[12]\d|3[01]|[1-9])(?:st|nd|rd|th)\b(?:\s+of\s+(?P<which>this|next|last)\s+month\b)?",
             _day_of_month,
         ),
         (r"\bin\s+" + _COUNT + r"\s+" + _COUNTED + r"\b(?!\s+ago\b)", _in_count),
+        (r"\b(?:for\s+)?" + _APPROX + _COUNT + r"\s+" + _COUNTED + r"\s+(?:now|already)\b", _lasting),
+        (
+            r"\bfor\s+" + _APPROX + _COUNT + r"\s+" + _COUNTED + r"\b"
+            r"(?!\s+(?:ago|back|from|before|after|later|earlier|of|to)\b)",
+            _lasting,
+        ),
         (r"\b" + _COUNT + r"\s+" + _COUNTED + r"\s+from\s+(?:now|today)\b", _in_count),
         (
             r"\b" + _COUNT + r"\s+(?P<unit>day|week|weekend|fortnight|month|year|" + _WD + r")s?\s+(?:ago|back)\b",
@@ -427,5 +478,6 @@ def resolve_relative_dates(text: str, today: date) -> list[RelativeDate]:
         else:
             reading = resolve(match, today, partial(tense_at, text, start, end))
         if reading:
-            found.append(RelativeDate(start, end, *reading))
+            named = any(weekday_number(w) is not None for w in re.findall(r"[A-Za-z]+", match.group()))
+            found.append(RelativeDate(start, end, *reading, weekday=named, since=resolve is _lasting))
     return found

@@ -18,11 +18,13 @@ from nexus_memory.writer.extractor.words import (
     INVERTED_AUXILIARIES,
     IRREGULAR_PAST,
     NOT_NAMES,
+    PICTURE_WORDS,
     PRAISE_WORDS,
     PRESENT_VERBS,
     QUESTION_OPENERS,
     QUESTION_SUBJECTS,
     SECOND_PERSON,
+    SMALL_TALK_WORDS,
     STOPWORDS,
     SUBJECT_DROP_ADJECTIVES,
     SUBJECT_DROP_VERBS,
@@ -65,6 +67,19 @@ DISCOURSE_RE = re.compile(
     r"^(?:i\s+(?:gotta|have\s+to|must|got\s+to|have\s+got\s+to)\s+say|honestly|to\s+be\s+honest|"
     r"tbh|i\s+mean|you\s+know|btw|fyi|heads\s+up|by\s+the\s+way|anyway|anyways|plus|also|and|but)\b"
     r"\s*,?\s*",
+    re.IGNORECASE,
+)
+# "Look at this ...", "Check out my ...": the speaker shows something of theirs; what is shown is the fact.
+SHOW_RE = re.compile(
+    r"^(?:(?:take\s+a\s+)?look\s+at|check(?:\s+out)?|see)\s+(?P<what>(?:this|these|my|our)\s+.+)$", re.IGNORECASE
+)
+# A remark on what the other person showed or said: no answer to a question ("That pic is cool").
+REMARK_RE = re.compile(r"^(?:that|that's|this|this is|these|what an?|how|such an?|sounds|looks?)\b", re.IGNORECASE)
+# Thanks, or praise of the moment, opening a sentence that goes on with something said: "Thanks for asking,
+# they're good", "Way to go, hard work's paying off". Only cut where a clause follows (`_strip_openers`).
+COURTESY_LEAD_RE = re.compile(
+    r"^(?:(?:thanks|thank you|thx)(?: so much| a lot| again)?(?: for [^,.!?;\u2013\u2014-]*)?|way to go)"
+    r"\s*[,!.:;\u2013\u2014-]+\s*",
     re.IGNORECASE,
 )
 # Thanks, appreciation and apologies to the one spoken to: courtesy, not facts ("Thanks for the help",
@@ -171,11 +186,31 @@ def split_sentences(text: str) -> list[str]:
         if sentences:
             last_word = sentences[-1].rsplit(None, 1)[-1].rstrip(".").lower()
             ended = re.search(r"[.!?\u2026][\"')\]]*$", sentences[-1])
-            if (sentences[-1].endswith(".") and last_word in ABBREVIATIONS) or (piece[0].islower() and not ended):
+            if (
+                (sentences[-1].endswith(".") and last_word in ABBREVIATIONS)
+                or (piece[0].islower() and not ended)
+                or _initials_before_name(sentences[-1], piece)
+            ):
                 sentences[-1] = f"{sentences[-1]} {piece}"
                 continue
         sentences.append(piece)
     return sentences
+
+
+# Initials that end a piece: "J.K.", "George R. R." (two or more), or one after a name ("John F.").
+_INITIALS_END_RE = re.compile(r"(?:^|\s)(?:[A-Z]\.\s?){2,}$|(?:^|\s)[A-Z][a-z]+\s+[A-Z]\.$")
+
+
+def _initials_before_name(before: str, after: str) -> bool:
+    """'J.K.' + 'Rowling is ...': initials and the surname they go with, not two sentences. The piece after
+    must open with a capitalised word that no sentence would start with on its own (not 'It', 'The' ...)."""
+    first = WORD_RE.findall(after[:40])
+    return bool(
+        _INITIALS_END_RE.search(before)
+        and first
+        and first[0][:1].isupper()
+        and first[0].lower() not in SUBJECT_WORDS | STOPWORDS
+    )
 
 
 def clean_sentence(sentence: str, names: NameBook | None = None) -> tuple[str, str | None]:
@@ -183,16 +218,50 @@ def clean_sentence(sentence: str, names: NameBook | None = None) -> tuple[str, s
     the vocative called (who "you" is in it); '' for a question."""
     text = EMOJI_RE.sub("", sentence).strip()
     text = re.sub(r"\s+", " ", text)
-    called: str | None = None
     if text.endswith("?"):
         text = statement_in_question(text)
     if not text:
         return "", None
+    text, called = _strip_openers(text, names)
+    if asks(text):
+        return "", None
+    text = re.sub(
+        r",\s*[A-Z][a-z]+\s*([.!\u2026]*)$",
+        lambda m: m.group(1) if names and names.is_known(m.group(0).strip(",.!\u2026 ")) else m.group(0),
+        text,
+    )
+    text = re.sub(r"!+", ".", text).strip(" ,;:-")
+    text = re.sub(r"\.{2,}|\u2026", ".", text)
+    if not text or text.endswith("?"):
+        return "", None
+    return capitalise(_shown(text)), called
+
+
+def _shown(text: str) -> str:
+    """'Look at this homemade coconut ice cream.' -> 'I showed this homemade coconut ice cream.', when what is
+    shown is a thing, not a picture ('check out this pic of ...' stays a request of the moment)."""
+    show = SHOW_RE.match(text)
+    if not show:
+        return text
+    words = [w.lower() for w in WORD_RE.findall(show.group("what"))]
+    if len(words) < 2 or words[1] in PICTURE_WORDS:
+        return text  # "this pic of ...": the shared photo's caption says what it shows
+    content = [w for w in words if w not in STOPWORDS and w not in PICTURE_WORDS]
+    return f"I showed {show.group('what')}" if content else text
+
+
+def _strip_openers(text: str, names: NameBook | None) -> tuple[str, str | None]:
+    """The text without leading interjections, greetings, discourse openers and vocatives, and the name the
+    vocative called."""
+    called: str | None = None
     for _ in range(3):  # "Oh wow, Caroline, I ..." needs a few rounds
         before = text
         text = INTERJECTION_RE.sub("", text).strip()
         text = GREETING_RE.sub("", text, count=1).strip()
         text = DISCOURSE_RE.sub("", text, count=1).strip()
+        lead = COURTESY_LEAD_RE.match(text)
+        if lead and is_clause(capitalise(text[lead.end() :])):
+            text = capitalise(text[lead.end() :])
         vocative = re.match(r"^(?:([A-Za-z]+)\s+)?([A-Z][a-z]+)\s*[,!]+\s*", text)
         # A known name, or any name after a word like "thanks" ("Thanks Dana, I'll ...").
         filler = vocative is not None and vocative.group(1) is not None and vocative.group(1).lower() in FILLER_WORDS
@@ -205,18 +274,47 @@ def clean_sentence(sentence: str, names: NameBook | None = None) -> tuple[str, s
             called = vocative.group(2)
         if text == before:
             break
-    if asks(text):
-        return "", None
-    text = re.sub(
-        r",\s*[A-Z][a-z]+\s*([.!\u2026]*)$",
-        lambda m: m.group(1) if names and names.is_known(m.group(0).strip(",.!\u2026 ")) else m.group(0),
-        text,
-    )
-    text = re.sub(r"!+", ".", text).strip(" ,;:-")
-    text = re.sub(r"\.{2,}|\u2026", ".", text)
-    if not text or text.endswith("?"):
-        return "", None
-    return capitalise(text), called
+    return text, called
+
+
+def question_to(text: str, names: NameBook | None = None) -> str:
+    """The message's last question, without its openers, when it asks what, who, how ... ("What are your pets'
+    names?"); '' when that question is a yes/no one, a request, or there is none."""
+    for sentence in reversed(split_sentences(text)):
+        if not sentence.rstrip("\"')").endswith("?"):
+            continue
+        question = _strip_openers(re.sub(r"\s+", " ", EMOJI_RE.sub("", sentence)).strip(), names)[0]
+        words = [w.lower() for w in WORD_RE.findall(question.replace("\u2019", "'"))]
+        if words and words[0].split("'")[0] in WH_WORDS and not statement_in_question(question):
+            return capitalise(question)
+        return ""  # only the message's last question is the one a reply answers
+    return ""
+
+
+def is_courtesy(sentence: str, names: NameBook | None = None) -> bool:
+    """Thanks, pleasantries and acknowledgements ('Thanks!', 'Sounds good'), or a name alone (what is left of
+    'Thanks, Gina!'): what a reply may open with before it answers."""
+    words = WORD_RE.findall(sentence)
+    only_names = bool(words) and names is not None and all(names.is_known(w) for w in words)
+    return bool(only_names or PLEASANTRY_RE.match(sentence) or GRATITUDE_RE.match(sentence))
+
+
+def is_answer(sentence: str, names: NameBook | None = None) -> bool:
+    """A cleaned sentence that says nothing on its own but may answer a question ('Luna and Oliver', 'Super
+    good', 'It was amazing'): not courtesy or a name alone, not where someone is now, not a request, praise or a
+    remark on what was shown ('That pic is cool'), and one content word of three letters or more."""
+    if is_courtesy(sentence, names) or is_moment(sentence) or is_request(sentence) or REMARK_RE.match(sentence):
+        return False
+    words = [w.lower() for w in WORD_RE.findall(sentence)]
+    return not is_compliment(words) and any(len(w) > 2 and w not in STOPWORDS and w not in CHATTER for w in words)
+
+
+def is_small_talk(question: str, names: NameBook | None = None) -> bool:
+    """'How are you?', "How's it going?", 'How has Joanna been?', 'How about you?': asking after someone, not
+    for something a reply could state."""
+    words = [w.lower() for w in WORD_RE.findall(question.replace("\u2019", "'"))]
+    rest = [w for w in words if w not in SMALL_TALK_WORDS and not (names and names.is_known(w.capitalize()))]
+    return bool(words) and words[0] in ("how", "how's", "what's") and not rest
 
 
 def statement_in_question(sentence: str) -> str:
@@ -263,7 +361,7 @@ def is_informative(sentence: str, names: NameBook | None = None) -> bool:
     """False for what is not a fact: filler ('That's so cool.'), pleasantries, thanks, where someone is right
     now ('omw, 10 min'), a verbless reply ('Kestrel again'), a request of the moment ('send me details'), and
     bare praise of the one spoken to ('You're the best')."""
-    if PLEASANTRY_RE.match(sentence) or GRATITUDE_RE.match(sentence) or MOMENT_RE.match(sentence):
+    if PLEASANTRY_RE.match(sentence) or GRATITUDE_RE.match(sentence) or is_moment(sentence):
         return False
     words = [w.lower() for w in WORD_RE.findall(sentence)]
     if len(words) < 2:
@@ -284,6 +382,16 @@ def is_informative(sentence: str, names: NameBook | None = None) -> bool:
         and not (names and names.is_known(w.capitalize()))
     ]
     return bool(content)
+
+
+def is_moment(sentence: str) -> bool:
+    """Where someone is or when they arrive ('omw, 10 min', "I'm at Pantoll, it's freezing"), but not a place
+    that opens a sentence to set the scene of its clause ('At the event, I had a conversation with David')."""
+    if not MOMENT_RE.match(sentence):
+        return False
+    _head, comma, tail = sentence.partition(",")
+    scene = re.match(r"(?:at|by)\s", sentence, re.IGNORECASE)
+    return not (scene and comma and is_clause(tail.strip()))
 
 
 def is_request(sentence: str) -> bool:
@@ -332,7 +440,10 @@ def supply_subject(sentence: str) -> str:
         return sentence
     first = words[0].lower()
     second = words[1].lower() if len(words) > 1 else ""
-    if first in SUBJECT_DROP_VERBS and not (first == "just" and second in STOPWORDS):
+    if first == "been" and second.endswith("ing"):  # "Been reading that book" -> "I've been reading ..."
+        return f"I've {sentence[:1].lower()}{sentence[1:]}"
+    just_did = first == "just" and second in SUBJECT_DROP_VERBS  # "Just got new shoes"
+    if first in SUBJECT_DROP_VERBS and (just_did or not (first == "just" and second in STOPWORDS)):
         return f"I {sentence[:1].lower()}{sentence[1:]}"
     if first in SUBJECT_DROP_ADJECTIVES or (first in ("so", "really", "very") and second in SUBJECT_DROP_ADJECTIVES):
         return f"I'm {sentence[:1].lower()}{sentence[1:]}"

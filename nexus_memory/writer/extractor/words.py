@@ -253,3 +253,10 @@ CHATTER = word_set("""
 ok okay k kk lol lmao rofl haha hahaha hehe brb gtg ttyl thx ty thanks yes no yep nope yeah sure cool
 nice great hmm hm ugh yay wow omg np ya yo hi hey hello bye
 """)
+# The words of asking after someone ("How's everything going?", "How have you been?", "What's up?"): a question of
+# only these (and names) is small talk, which no reply answers with a fact.
+SMALL_TALK_WORDS = word_set("""
+how how's what's is are has have been it going everything things doing about you your life up new
+""")
+# What a "look at this ..." shows when it shows a picture, not a thing ("this pic of ...").
+PICTURE_WORDS = word_set("pic pics picture pictures photo photos one out thing stuff")
