@@ -567,3 +567,39 @@ def test_a_questions_inverted_auxiliary_agrees_with_the_name_and_its_verb_stays_
     assert resolve_pronouns("What did you think of it?", "Ann", "Bo")[0] == "What did Bo think of it?"
     assert resolve_pronouns("I am lucky to have you.", "Ann", "Bo")[0] == "Ann is lucky to have Bo."
     assert resolve_pronouns("What are your plans?", "Ann", "Bo")[0] == "What are Bo's plans?"
+
+
+# --- questions without their question mark ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "So has Nate been up to anything recently.",  # a lead, then auxiliary + subject inversion
+        "What book is John currently reading.",  # wh-word, its noun, then the inversion
+        "How many kids does Jess have.",
+        "What kind of music do you like.",
+        "And are they coming to the party tomorrow.",
+        "Ok do you want to go hiking on Sunday.",
+        "How long have you lived in Lisbon.",
+        "What time is the concert.",
+    ],
+)
+def test_a_question_without_its_question_mark_is_no_fact(question: str) -> None:
+    assert texts(extract([event(f"I adopted a puppy last year. {question}")])) == [
+        "Caroline adopted a puppy last year (in 2022)."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("statement", "kept"),
+    [
+        ("What I liked most was the view.", "liked most was the view"),  # a wh-word opening a clause with its subject
+        ("How I got here is a long story.", "got here is a long story"),
+        ("When Maria was younger, she lived in Oregon.", "lived in Oregon"),
+        ("What happened at the lake was scary.", "happened at the lake was scary"),  # no subject after "was"
+        ("And what I want is a quiet weekend in Porto.", "a quiet weekend in Porto"),  # a lead, then a statement
+    ],
+)
+def test_a_statement_opening_with_a_wh_word_or_lead_is_kept(statement: str, kept: str) -> None:
+    assert any(kept in fact for fact in texts(extract([event(statement)])))

@@ -36,7 +36,7 @@ BORROWED_WORDS = 2  # a claim with this many words of a prompt's examples that i
 # apostrophes leaves of "don't", "isn't", "won't": no claim is judged by them.
 FREE_WORDS = STOPWORDS | word_set(
     """
-    said say says saying told tell tells mentioned mention mentions asked ask asks also really themself
+    said say says saying told tell tells mentioned mention mentions asked ask asks answered also really themself
     don doesn didn isn aren wasn weren won wouldn couldn shouldn hasn haven hadn can cannot
     """
 )

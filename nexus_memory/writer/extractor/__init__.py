@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from nexus_memory.writer.extractor.contacts import find_contacts
     from nexus_memory.writer.extractor.dates import DatedText, annotate_relative_dates, explicit_dates, read_dates
     from nexus_memory.writer.extractor.entities import find_entities
-    from nexus_memory.writer.extractor.facts import extract
+    from nexus_memory.writer.extractor.facts import extract, questions_put
     from nexus_memory.writer.extractor.introductions import find_introductions
     from nexus_memory.writer.extractor.kinds import classify_kind
     from nexus_memory.writer.extractor.results import (
@@ -72,6 +72,7 @@ __all__ = [
     "find_contacts",
     "find_entities",
     "find_introductions",
+    "questions_put",
     "read_dates",
     "split_compound",
     "split_sentences",
@@ -94,6 +95,7 @@ _HOMES = {
     "find_contacts": "nexus_memory.writer.extractor.contacts",
     "find_entities": "nexus_memory.writer.extractor.entities",
     "find_introductions": "nexus_memory.writer.extractor.introductions",
+    "questions_put": "nexus_memory.writer.extractor.facts",
     "read_dates": "nexus_memory.writer.extractor.dates",
     "split_compound": "nexus_memory.writer.extractor.sentences",
     "split_sentences": "nexus_memory.writer.extractor.sentences",

@@ -60,13 +60,7 @@ def extract(
     `addressee_names` maps a peer_id that sends nothing here to the name it is known by (who "you" is in
     an email to the owner's address); it never makes a peer the addressee of a group message.
     """
-    names = NameBook(speaker_names or {}, addressee_names or {})
-    messages = {event.id: read_message(event.content or "") for event in [*context, *events]}
-    for event in [*context, *events]:
-        names.learn_event(event)
-        for intro in find_introductions(messages[event.id].body):
-            names.add_known(intro)
-
+    names, messages = _read_names([*context, *events], speaker_names, addressee_names)
     result = Extraction()
     antecedents = Antecedents(names)
     signatures: set[tuple[str, tuple[str, ...]]] = set()
@@ -89,6 +83,42 @@ def extract(
         antecedents.next_message()
         previous = event
     return result
+
+
+def _read_names(
+    events: Sequence[Event], speaker_names: Mapping[str, str] | None, addressee_names: Mapping[str, str] | None
+) -> tuple[NameBook, dict[str, MessageParts]]:
+    """Who is who in `events` (their senders, display names and the names they introduce), and each event's
+    message read into its parts."""
+    names = NameBook(speaker_names or {}, addressee_names or {})
+    messages = {event.id: read_message(event.content or "") for event in events}
+    for event in events:
+        names.learn_event(event)
+        for intro in find_introductions(messages[event.id].body):
+            names.add_known(intro)
+    return names, messages
+
+
+def questions_put(
+    events: Sequence[Event],
+    *,
+    context: Sequence[Event] = (),
+    speaker_names: Mapping[str, str] | None = None,
+    addressee_names: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Event id -> the question the message before put to that event's sender, read from the asker's side, for
+    the events of `events` a question was put to: what a short reply of theirs answers (the same reading as
+    `extract`'s, for the LLM writer's grounding). Arguments as for `extract`."""
+    names, messages = _read_names([*context, *events], speaker_names, addressee_names)
+    asked: dict[str, str] = {}
+    previous: Event | None = None
+    for event in [*context, *events]:
+        peer = names.peer_of(event, previous.sender_id if previous else None)
+        question = _question_put(event, previous, peer, names, messages[previous.id].body if previous else "")
+        if question:
+            asked[event.id] = question
+        previous = event
+    return {event.id: asked[event.id] for event in events if event.id in asked}
 
 
 def _question_put(event: Event, previous: Event | None, peer: str | None, names: NameBook, asking: str) -> str:

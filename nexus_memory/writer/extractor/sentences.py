@@ -12,6 +12,7 @@ from nexus_memory.writer.extractor.words import (
     ABBREVIATIONS,
     AUX_VERBS,
     CHATTER,
+    DETERMINERS,
     FILLER_WORDS,
     FIRST_PERSON,
     IMPERATIVE_VERBS,
@@ -21,6 +22,7 @@ from nexus_memory.writer.extractor.words import (
     PICTURE_WORDS,
     PRAISE_WORDS,
     PRESENT_VERBS,
+    QUESTION_LEADS,
     QUESTION_OPENERS,
     QUESTION_SUBJECTS,
     SECOND_PERSON,
@@ -107,6 +109,7 @@ INVERTED_REQUEST_RE = re.compile(r"\b(?:can|could|would|will|do|did|should)\s+(?
 # Words a request may open with that change nothing: "please send ...", "just fill it out".
 REQUEST_OPENERS = frozenset({"please", "pls", "just", "definitely", "also", "so", "and"})
 FRAGMENT_MAX_WORDS = 3  # a verbless reply this short means something only next to what it answers
+WH_PHRASE_MAX_WORDS = 3  # 'What kind of music do you like': the wh-word's phrase before its auxiliary
 # Sentence-initial words of a sentence whose subject (the speaker) was dropped: "Went hiking today".
 # Short reactions to what the other person said: "That sounds rough.", "That must've been fun."
 REACTION_RE = re.compile(
@@ -344,17 +347,42 @@ def _states(text: str) -> bool:
 
 
 def asks(sentence: str) -> bool:
-    """A question without its question mark: 'how was climbing Sam', 'did you buy it yet', 'anyone in?'."""
+    """A question by its form, with or without its question mark: 'how was climbing Sam', 'did you buy it yet',
+    'anyone in?', 'So has Nate been up to anything', 'What book is John reading'. A wh-word that opens a clause
+    with its subject ('What I liked most was the view', 'How I got here is a long story') is a statement."""
     tokens = WORD_RE.findall(sentence.replace("\u2019", "'"))
+    led = 0
+    while led < len(tokens) - 1 and tokens[led].lower() in QUESTION_LEADS:
+        led += 1  # "So has Nate been ...", "And do you ...", "Ok are they ..."
+    tokens = tokens[led:]
     if not tokens:
         return False
     first, second = tokens[0].lower(), tokens[1] if len(tokens) > 1 else ""
     if first in ("anyone", "anybody") or (first == "got" and second.lower() in ("any", "a")):
         return True
     if first.split("'")[0] in WH_WORDS:
-        return "'" in first or second.lower() in INVERTED_AUXILIARIES
-    named = second[:1].isupper() and second not in NOT_NAMES  # "did Jess book it"
-    return first in INVERTED_AUXILIARIES and (second.lower() in QUESTION_SUBJECTS or named)
+        return "'" in first or second.lower() in INVERTED_AUXILIARIES or _wh_phrase_inverted(tokens[1:])
+    # "So do I." agrees; "So has Nate been ..." asks: after a lead, the inversion must go on past its subject.
+    return first in INVERTED_AUXILIARIES and _subject(second) and (led == 0 or len(tokens) > 2)
+
+
+def _subject(word: str) -> bool:
+    """A word an inverted auxiliary may ask about: a pronoun ('did you') or a name ('did Jess book it')."""
+    return word.lower() in QUESTION_SUBJECTS or (word[:1].isupper() and word not in NOT_NAMES)
+
+
+def _wh_phrase_inverted(tokens: list[str]) -> bool:
+    """After a wh-word, a short phrase of its own ('book', 'many kids', 'kind of music') then an auxiliary before
+    its subject: 'What book is John reading', 'How long have you lived there'. A subject straight after the
+    wh-word ('What Maria is doing is amazing', 'When John was younger, ...') makes it a statement."""
+    for i, word in enumerate(tokens[: WH_PHRASE_MAX_WORDS + 1]):
+        low = word.lower()
+        if low in INVERTED_AUXILIARIES:
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            return i > 0 and (_subject(after) or after.lower() in DETERMINERS)
+        if _subject(word) or low in DETERMINERS:
+            return False
+    return False
 
 
 def is_informative(sentence: str, names: NameBook | None = None) -> bool:

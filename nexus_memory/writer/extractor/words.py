@@ -63,14 +63,15 @@ awesome beautiful cute gorgeous stunning brilliant perfect interesting exciting 
 nice fab fabulous wow hope hoping guess think mean know yeah ya yo pretty quite such tho though
 """)
 
-# Capitalised words that are not names when they appear mid-sentence.
+# Capitalised words that are not names when they appear mid-sentence (and "Asked", which opens a kept answer:
+# 'Asked "What ...?", Mel answered: ...', read by the LLM writer's validation with the sentence's first word).
 NOT_NAMES = word_set("""
 I I'm I've I'll I'd OK Ok Okay Hey Hi Hello Oh Wow Yes No Yeah Yep Thanks Thank The A An This That These
 Those It Its He She We They You Your My Our Their His Her Me Him Us Them Mom Mum Dad Mother Father
 Grandma Grandpa Sis Bro Lol Haha Omg Btw Sorry Please Congrats Congratulations Cheers Mr Mrs Ms Dr
 Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July
 August September October November December Christmas Easter Halloween Thanksgiving Today Tomorrow
-Yesterday Tonight God Mon Tue Tues Wed Thu Thurs Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec
+Asked Yesterday Tonight God Mon Tue Tues Wed Thu Thurs Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec
 """)
 
 # Words that cannot follow "I'm" as a name ("I'm Happy", "I'm Sorry", "I'm Going") and nationalities.
@@ -110,6 +111,10 @@ WH_WORDS = word_set("what how why where when who whom whose which")
 INVERTED_AUXILIARIES = word_set(
     "do does did is are was were can could would will should shall have has am isn't aren't don't didn't doesn't"
 )
+# Connectives a question may open with before its inversion: "So has Nate been ...", "And do you ...".
+QUESTION_LEADS = word_set("so and but ok okay well oh then")
+# Words that open a noun phrase: after "What book is" they start the subject ("... is your sister reading").
+DETERMINERS = word_set("the a an my your his her their our its these those")
 # Who an inverted auxiliary asks about: "did you ...", "is it ...", "can we ...".
 QUESTION_SUBJECTS = word_set("i you we they he she it this that there anyone anybody someone everyone u ya")
 # Verbs that open a request when nothing comes before them: "send me details", "book it", "call ahead".

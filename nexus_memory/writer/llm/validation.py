@@ -6,7 +6,8 @@ of the episode):
 
 - a fact must cite a new event of its episode (`fact:unknown_source_ref`), say something
   (`fact:empty`), not be copied from the prompt's rendering (`fact:prompt_text`), not ask
-  (`fact:question`) and not loop ("X is a leader, X is a leader, ...", `fact:repetitive`);
+  (`fact:question`, with or without its question mark, as the offline writer reads one) and not loop
+  ("X is a leader, X is a leader, ...", `fact:repetitive`);
 - what it names must appear in that event, the episode's other events and thread context, or their
   deliveryContext: a listed entity that its text also names (`fact:entity_not_in_episode`), or a
   capitalised name in its text (`fact:name_not_in_episode`). A listed entity its text does not name
@@ -15,8 +16,11 @@ of the episode):
   speaker or the addressee;
 - what it asserts must be in the event it cites (`facts/grounding.py`: its names and numbers, and
   enough of its content words, there or in the event's deliveryContext); where another new event of
-  the episode holds its words, the fact cites that one instead (`fixed["fact:recited"]`); a fact that
-  no event holds is dropped (`fact:not_in_source`). One with two or more words of the prompt's own
+  the episode holds its words, the fact cites that one instead (`fixed["fact:recited"]`). A short reply
+  is read with the question put to its sender just before (the offline writer's reading, `questions_put`): a
+  fact may take words from both ("Melanie's pets are named Luna and Oliver" from "What are your pets' names?"
+  and "Luna and Oliver!") when at least one of its own words is the reply's. A fact that no event holds is
+  dropped (`fact:not_in_source`). One with two or more words of the prompt's own
   examples that the episode lacks is a few-shot example moved onto the speaker (`fact:prompt_example`);
 - first-person words are rewritten to the speaker's name with the offline writer's
   `resolve_pronouns`, and a fact whose subject is a bare pronoun becomes "<speaker> said ...";
@@ -49,13 +53,14 @@ from typing import Any
 from nexus_memory.core.tooling import ToolError
 from nexus_memory.events.ledger import Event
 from nexus_memory.facts.about import about_span
-from nexus_memory.facts.grounding import BORROWED_WORDS, Grounding, Source, date_words, example_text, names_in
+from nexus_memory.facts.grounding import BORROWED_WORDS, Grounding, Source, date_words, example_text, names_in, terms
 from nexus_memory.identity import store as identity
 from nexus_memory.writer.base import EpisodeInput
-from nexus_memory.writer.extractor import find_introductions, read_dates, split_sentences
+from nexus_memory.writer.extractor import find_introductions, questions_put, read_dates, split_sentences
 from nexus_memory.writer.extractor.causal import CAUSAL_INFIX, CAUSAL_LINK_PREV, CAUSAL_PREFIX
 from nexus_memory.writer.extractor.dates import ANNOTATION_RE
 from nexus_memory.writer.extractor.pronouns import resolve_pronouns
+from nexus_memory.writer.extractor.sentences import asks
 from nexus_memory.writer.extractor.text import lower_first
 from nexus_memory.writer.extractor.words import NOT_NAMES, STOPWORDS
 from nexus_memory.writer.llm.model_tools import CheckedFact, FactDropped, ModelTools
@@ -181,14 +186,17 @@ def stored_grounding(text: str, event: Event, speaker: str, peer: str | None, na
     return grounding_source(event, speaker, peer, named).ground(ANNOTATION_RE.sub("", text))
 
 
-def grounding_source(event: Event, speaker: str, peer: str | None, named: Sequence[str] = ()) -> Source:
+def grounding_source(
+    event: Event, speaker: str, peer: str | None, named: Sequence[str] = (), asked: str = ""
+) -> Source:
     """What a fact citing `event` may say: the message, and its deliveryContext (who speaks, to whom,
     where, when) as words a fact may use without the message saying them. `named`: the names the
-    episode says, which a message speaking of "he" or "she" may mean."""
+    episode says, which a message speaking of "he" or "she" may mean; `asked`: the question the message
+    answers, whose words a fact of the answer may use ('Melanie's pets are named Luna and Oliver')."""
     context = [speaker, peer or "", event.sender_id, event.peer_id or "", event.platform, date_words(event.as_of)]
     if _THIRD_PERSON.search(event.content):
         context += named
-    return Source([event.content], context)
+    return Source([event.content, asked], context)
 
 
 class EpisodeView:
@@ -218,6 +226,14 @@ class EpisodeView:
                 self.add_claim(e, name)
         named = names_in(contents)
         self.sources = {e.id: grounding_source(e, self.speaker(e), self.peer(e), named) for e in self.new}
+        # A short reply ("Luna and Oliver!") answers the question put to its sender just before, read from the
+        # asker's side as the offline writer reads it: a fact may take its words from both.
+        self.asked = questions_put(self.new, context=episode.context, speaker_names=self.speakers)
+        self.answers = {
+            e.id: grounding_source(e, self.speaker(e), self.peer(e), named, self.asked[e.id])
+            for e in self.new
+            if e.id in self.asked
+        }
         self.episode = Source(contents, delivery)
         self.examples = Source([example_text(prompt)])
         # Longest first, so "Sam Rivera" is found before a "Sam" of its own.
@@ -284,7 +300,7 @@ class EpisodeView:
             raise FactDropped("empty", "says nothing")
         if _PROMPT_TIME.search(text):
             raise FactDropped("prompt_text", "a timestamp or line copied from the rendered episode")
-        if text.rstrip().endswith("?"):
+        if text.rstrip().endswith("?") or asks(text):  # "What book is Sam reading." asks, as offline
             raise FactDropped("question", "a question is not a fact")
         if _repetitive(text):
             raise FactDropped("repetitive", "the same words again and again")
@@ -310,13 +326,30 @@ class EpisodeView:
         return CheckedFact(dated.text, source, source.as_of, fixes, replaced, kept or dated.about)
 
     def source_of(self, text: str, cited: Event) -> tuple[Event, Grounding]:
-        """The new event that says the fact: the cited one, unless another one says it better."""
+        """The new event that says the fact: the cited one, unless another one says it better; where none says
+        it alone, a reply (the cited one first) read with the question it answers (`answered`)."""
         best, found = cited, self.sources[cited.id].ground(text)
         for event in (e for e in self.new if e.id != cited.id):
             grounding = self.sources[event.id].ground(text)
             if grounding.grounded and (not found.grounded or grounding.share > found.share):
                 best, found = event, grounding
+        if not found.grounded:
+            for event in [cited, *(e for e in self.new if e.id != cited.id)]:
+                if (answer := self.answered(text, event)) is not None:
+                    return event, answer
         return best, found
+
+    def answered(self, text: str, event: Event) -> Grounding | None:
+        """How far `text` is in `event`'s reply and the question put to it just before, when it is there and
+        takes at least one word of its own from the reply (not all from the question: the question states
+        nothing); None otherwise."""
+        source = self.answers.get(event.id)
+        if source is None:
+            return None
+        grounding = source.ground(text)
+        reply, question = self.sources[event.id], Source([self.asked[event.id]])
+        own = any(reply.has(t) and not question.has(t) and not reply.in_context(t) for t in terms(text))
+        return grounding if grounding.grounded and own else None
 
     def right_speaker(self, text: str, event: Event) -> tuple[str, str]:
         """The fact with the right participant as its subject, and the one it replaced ('' when none).
