@@ -7,7 +7,7 @@ import pytest
 
 from nexus_memory.core.stores import Stores
 from nexus_memory.recall import keyword
-from nexus_memory.recall.fusion import mmr, rrf_fuse
+from nexus_memory.recall.fusion import mmr, mmr_scored, rrf_fuse
 
 # --- RRF ---------------------------------------------------------------------------------------
 
@@ -78,6 +78,48 @@ def test_mmr_preselected_lambda_and_limits() -> None:
     assert mmr([], {}, 3) == [] and mmr([("a", 1.0)], {}, 0) == []
 
 
+def _mmr_one_by_one(
+    scored: list[tuple[str, float]],
+    vectors: dict[str, np.ndarray],
+    limit: int,
+    lambda_param: float,
+    preselected: list[str],
+) -> list[tuple[str, float]]:
+    """MMR as its definition reads, one vector and one candidate at a time: what mmr_scored must equal."""
+    top = max(score for _, score in scored)
+    dimension = len(next(iter(vectors.values())))
+    wide = {k: np.asarray(v, np.float64) for k, v in vectors.items() if len(v) == dimension}
+    unit = {k: v / np.linalg.norm(v) for k, v in wide.items()}
+    shown = [unit[k] for k in preselected if k in unit]
+
+    def value(item: tuple[str, float]) -> float:
+        sims = [float(unit[item[0]] @ s) for s in shown] if item[0] in unit else []
+        return lambda_param * item[1] / top - (1 - lambda_param) * max([0.0, *sims])
+
+    chosen: list[tuple[str, float]] = []
+    left = list(scored)
+    while left and len(chosen) < limit:
+        best = max(left, key=value)  # max keeps the first of equal values, as argmax does
+        chosen.append((best[0], value(best)))
+        left.remove(best)
+        if best[0] in unit:
+            shown.append(unit[best[0]])
+    return chosen
+
+
+def test_mmr_scored_equals_the_definition_on_random_candidates() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        keys = [f"k{i}" for i in range(int(rng.integers(5, 60)))]
+        vectors = {k: rng.standard_normal(16).astype(np.float32) for k in keys if rng.random() > 0.2}
+        vectors["odd"] = rng.standard_normal(8).astype(np.float32)  # another dimension: no vector at all
+        scored = [(k, float(rng.random())) for k in keys[3:]] + [("odd", 0.5)]
+        got = mmr_scored(scored, vectors, 25, lambda_param=0.7, preselected=[*keys[:3], "odd"])
+        want = _mmr_one_by_one(scored, vectors, 25, 0.7, [*keys[:3], "odd"])
+        assert [k for k, _ in got] == [k for k, _ in want]
+        assert [v for _, v in got] == pytest.approx([v for _, v in want], abs=1e-12)
+
+
 # --- FTS5 query building -----------------------------------------------------------------------
 
 
@@ -92,6 +134,9 @@ def test_terms_drop_stopwords_syntax_and_duplicates() -> None:
     assert keyword.match_expression(["sarah", "and"]) == '"sarah" OR "and"'
     assert keyword.match_expression([]) is None
     assert keyword.quote('a"b') == '"a""b"'
+    # Tokens are found first and lower-cased after: "İ" lower-cases to "i" and a combining dot, which would
+    # split the word if the text were lower-cased before it was split.
+    assert keyword.tokenize("Hello WORLD_x 42, İstanbul") == ["hello", "world", "x", "42", "İstanbul".lower()]
     assert keyword.like_pattern("100%_x\\") == "%100\\%\\_x\\\\%"
 
 
@@ -108,6 +153,19 @@ def test_choose_terms_prefers_rare_and_present_terms(stores: Stores) -> None:
     assert keyword.fts_query(stores.conn, "facts_fts", keyword.extract_terms("zebra?")) == '"zebra"'
     # Porter stemming is the table's own: "numbers" probes as "number".
     assert keyword.document_frequency(stores.conn, "facts_fts", "numbers") == 30
+    # All probes in one statement count as one probe each, capped alike; a repeated term counts once.
+    terms = ["common", "zebra", "absent", "numbers", "zebra"]
+    assert keyword.document_frequencies(stores.conn, "facts_fts", terms) == {
+        "common": 30,
+        "zebra": 1,
+        "absent": 0,
+        "numbers": 30,
+    }
+    assert keyword.document_frequencies(stores.conn, "facts_fts", ["common", "words"], cap=5) == {
+        "common": 5,
+        "words": 5,
+    }
+    assert keyword.document_frequencies(stores.conn, "facts_fts", []) == {}
 
 
 def test_long_input_is_capped(stores: Stores) -> None:

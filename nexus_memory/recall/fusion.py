@@ -96,50 +96,42 @@ def mmr_scored(
     top = float(raw.max())
     relevance = raw / top if top > 0 else np.zeros_like(raw)
     matrix, has_vector = _unit_matrix(ids, vectors)
-    # max_sim[i] = highest similarity of candidate i to any selected item so far.
+    # max_sim[i] = highest similarity of candidate i to any selected item so far (never below 0). A row
+    # without a vector is zeros, so its similarity to anything is 0.
     max_sim = np.zeros(len(ids), dtype=np.float64)
-    picked = np.zeros(len(ids), dtype=bool)
-    for item_id in preselected:
-        vector = vectors.get(item_id)
-        if vector is not None:
-            max_sim = np.maximum(max_sim, _similarities(matrix, has_vector, _unit(vector)))
+    before, before_has = _unit_matrix(preselected, vectors, matrix.shape[1])
+    if before_has.any():
+        max_sim = np.maximum(max_sim, (matrix @ before[before_has].T).max(axis=1))
+    # A picked candidate's relevance becomes -inf: its value stays -inf whatever its similarity.
+    weighted = lambda_param * relevance
     chosen: list[tuple[str, float]] = []
-    while len(chosen) < min(limit, len(ids)):
-        value = lambda_param * relevance - (1.0 - lambda_param) * max_sim
-        value[picked] = -np.inf
+    for _ in range(min(limit, len(ids))):
+        value = weighted - (1.0 - lambda_param) * max_sim
         best = int(np.argmax(value))  # argmax returns the first maximum: ties go to the earlier id
-        picked[best] = True
         chosen.append((ids[best], float(value[best])))
+        weighted[best] = -np.inf
         if has_vector[best]:
-            max_sim = np.maximum(max_sim, _similarities(matrix, has_vector, matrix[best]))
+            max_sim = np.maximum(max_sim, matrix @ matrix[best])
     return chosen
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
-    vector = np.asarray(vector, dtype=np.float64).ravel()
-    norm = float(np.linalg.norm(vector))
-    return vector / norm if norm > 0 else vector
-
-
-def _unit_matrix(ids: Sequence[str], vectors: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of L2-normalised vectors (zeros where an id has none) and a mask of which rows are real."""
-    dimension = next((np.asarray(v).size for v in vectors.values()), 0)
+def _unit_matrix(
+    ids: Sequence[str], vectors: Mapping[str, np.ndarray], dimension: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of L2-normalised vectors (zeros where an id has none, or one of another `dimension` than the
+    first vector's) and a mask of which rows are real: one stack and one division for all rows."""
+    if dimension is None:
+        dimension = next((np.asarray(v).size for v in vectors.values()), 0)
+    found = [vectors.get(item_id) for item_id in ids]
+    real = [i for i, v in enumerate(found) if v is not None and np.asarray(v).size == dimension]
     matrix = np.zeros((len(ids), dimension), dtype=np.float64)
     has_vector = np.zeros(len(ids), dtype=bool)
-    for row, item_id in enumerate(ids):
-        vector = vectors.get(item_id)
-        if vector is not None and np.asarray(vector).size == dimension:
-            matrix[row] = _unit(vector)
-            has_vector[row] = True
+    if real:
+        rows = np.array([np.asarray(found[i]).ravel() for i in real], dtype=np.float64)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        matrix[real] = rows / np.where(norms > 0, norms, 1.0)
+        has_vector[real] = True
     return matrix, has_vector
-
-
-def _similarities(matrix: np.ndarray, has_vector: np.ndarray, unit: np.ndarray) -> np.ndarray:
-    if matrix.shape[1] != unit.size:
-        return np.zeros(len(matrix))
-    sims = matrix @ unit
-    sims[~has_vector] = 0.0
-    return sims
 
 
 # --- applied to the strategies' lists -----------------------------------------------------------

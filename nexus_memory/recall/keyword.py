@@ -34,7 +34,10 @@ STOPWORDS = words.STOPWORDS | words.word_set(
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens (letters/digits only), in order, duplicates kept."""
-    return [token.lower() for token in _TOKEN_RE.findall(text[:MAX_QUERY_CHARS])]
+    text = text[:MAX_QUERY_CHARS]
+    if text.isascii():  # lower-casing ASCII changes no token's bounds: one call, not one per token
+        return _TOKEN_RE.findall(text.lower())
+    return [token.lower() for token in _TOKEN_RE.findall(text)]
 
 
 def extract_terms(text: str) -> list[str]:
@@ -75,9 +78,7 @@ def choose_terms(conn: db.Connection, fts_table: str, terms: Sequence[str], max_
     Terms that occur nowhere are dropped: in an OR they cannot change which rows match.
     """
     candidates = _longest(list(terms), MAX_PROBES)
-    frequency: dict[str, int] = {}
-    for term in candidates:
-        frequency[term] = document_frequency(conn, fts_table, term)
+    frequency = document_frequencies(conn, fts_table, candidates)
     present = [t for t in candidates if frequency[t] > 0]
     order = sorted(range(len(present)), key=lambda i: (frequency[present[i]], i))[:max_terms]
     return [present[i] for i in sorted(order)]
@@ -92,6 +93,23 @@ def document_frequency(conn: db.Connection, fts_table: str, term: str, cap: int 
     except db.OperationalError:
         # A token our regex accepts but the tokenizer rejects can't be searched; treat as absent.
         return 0
+
+
+def document_frequencies(
+    conn: db.Connection, fts_table: str, terms: Sequence[str], cap: int = PROBE_CAP
+) -> dict[str, int]:
+    """`document_frequency` of each of `terms`, in one statement rather than one per term (up to
+    MAX_PROBES of them per query)."""
+    unique = list(dict.fromkeys(terms))
+    if len(unique) < 2:
+        return {term: document_frequency(conn, fts_table, term, cap) for term in unique}
+    probe = f"(SELECT count(*) FROM (SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT ?))"
+    args = [value for term in unique for value in (quote(term), cap)]
+    try:
+        row = conn.execute(f"SELECT {', '.join([probe] * len(unique))}", args).fetchone()
+    except db.OperationalError:  # a term the tokenizer rejects fails the statement: probe each alone
+        return {term: document_frequency(conn, fts_table, term, cap) for term in unique}
+    return {term: int(count) for term, count in zip(unique, row, strict=True)}
 
 
 def fts_query(conn: db.Connection, fts_table: str, terms: Sequence[str], max_terms: int = MAX_TERMS) -> str | None:

@@ -6,6 +6,7 @@ embed a query without a busy name (see BUSY_ENTITY_SHARE).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -42,6 +43,10 @@ def match_query_entities(conn: db.Connection, text: str, limit: int = MAX_QUERY_
     return out[:limit]
 
 
+# A prompt's n-grams repeat across its readings (the whole prompt, each name run in it) and common words across
+# prompts; normalising them character by character was most of reading a prompt. The function is pure.
+_normalize = functools.lru_cache(maxsize=8192)(identity.normalize)
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _TRIM = ".,;:!?\"'()[]{}<>«»“”‘’"
 FIRST_NAME_MATCHES = 3  # "Sarah" may be "Sarah Connor": the most mentioned few such entities
 NAME_ALIASES = ("display_name", "name", "nickname")  # aliases people say, unlike handles, emails, phones
@@ -56,10 +61,10 @@ def _first_name_matches(conn: db.Connection, text: str) -> list[tuple[int, int, 
     exact match.
     """
     found: list[tuple[int, int, str]] = []
-    words = [re.sub(r"['’]s$", "", w.strip(_TRIM), flags=re.IGNORECASE) for w in text.split()][:MAX_NGRAM_TOKENS]
+    words = [_POSSESSIVE.sub("", w.strip(_TRIM)) for w in text.split()][:MAX_NGRAM_TOKENS]
     seen: set[str] = set()
     for position, word in enumerate(words):
-        key = identity.normalize(word)
+        key = _normalize(word)
         if not word[:1].isupper() or len(key) < 2 or key in keyword.STOPWORDS or key in seen:
             continue
         seen.add(key)
@@ -88,12 +93,16 @@ def _ngrams(text: str) -> dict[str, tuple[int, int]]:
     for size in (3, 2, 1):
         for i in range(len(words) - size + 1):
             gram = " ".join(words[i : i + size])
-            key = identity.normalize(gram)
+            key = _normalize(gram)
             if size == 1 and (key in keyword.STOPWORDS or len(key) < 2):
                 continue
             grams.setdefault(key, (size, i))
-            # Possessives and punctuation inside a name: "Sarah's" -> "sarah".
-            bare = identity.normalize(re.sub(r"['’]s$", "", gram, flags=re.IGNORECASE))
+            # Possessives and punctuation inside a name: "Sarah's" -> "sarah". Only a gram that ends in one
+            # has a bare form: normalising every gram twice was half of reading a prompt.
+            stripped = _POSSESSIVE.sub("", gram)
+            if stripped == gram:
+                continue
+            bare = _normalize(stripped)
             if bare != key and not (size == 1 and bare in keyword.STOPWORDS):
                 grams.setdefault(bare, (size, i))
     return grams

@@ -47,7 +47,7 @@ def materialize(
     """RecallResults for `order` (keys, best first) with the score that placed each, and its fused RRF score
     (`metadata["scores"]["rrf"]`), per-strategy ranks and scores; one batched query per table; keys whose row
     is gone are dropped."""
-    ranks, raw_scores = _ranks(lists)
+    ranks, raw_scores = _ranks(lists, set(order))
     by_type: dict[str, list[str]] = {}
     for key in order:
         target_type, target_id = split_key(key)
@@ -64,16 +64,17 @@ def materialize(
 
 
 def _ranks(
-    lists: Mapping[str, Sequence[Ranked]],
+    lists: Mapping[str, Sequence[Ranked]], wanted: set[str]
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
-    """key -> {strategy: 1-based rank} and key -> {strategy: raw score}, from the first of that
-    strategy's lists that holds the key."""
+    """key -> {strategy: 1-based rank} and key -> {strategy: raw score} of the `wanted` keys (those
+    returned: the lists hold several times as many), from the first of that strategy's lists that holds
+    the key."""
     ranks: dict[str, dict[str, int]] = {}
     scores: dict[str, dict[str, float]] = {}
     for strategy, group in lists.items():
         for ranked in group:
             for rank, (key, score) in enumerate(ranked, start=1):
-                if strategy not in ranks.setdefault(key, {}):
+                if key in wanted and strategy not in ranks.setdefault(key, {}):
                     ranks[key][strategy] = rank
                     scores.setdefault(key, {})[strategy] = round(score, 6)
     return ranks, scores

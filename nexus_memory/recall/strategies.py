@@ -16,7 +16,9 @@ filters platform / time / thread itself (a fact's time there is when it was said
 exclude_session, the time a question asks about, which facts match by the time they are about, hidden facts)
 is handled by scoring the few matching facts exactly when the filter is selective (<= EXACT_SCAN_MAX
 facts) and otherwise by over-fetching from the index and filtering in SQL (which can return fewer than
-the limit when the filter is both loose and far from the query).
+the limit when the filter is both loose and far from the query). An excluded session alone (get_context's
+own conversation) first tries the short fetch an unfiltered search makes, and over-fetches only when that
+session's facts left it short.
 
 A busy entity named in the query (see query_entities.BUSY_ENTITY_SHARE) also tells little apart for
 the semantic strategy: the query is embedded with and without its name and the two vectors averaged.
@@ -146,7 +148,14 @@ def _semantic_for_type(ctx: QueryContext, target_type: str) -> Ranked:
         if exact_ids is not None:
             return _exact_scores(vs, q, "fact", exact_ids, limit)
         where, args = f.fact_sql("f")
-        hits = _index_hits(ctx, "fact", limit * SEMANTIC_OVERFETCH if _needs_post_filter(f) else limit + 16)
+        if not _needs_post_filter(f) or _only_excludes_a_session(f):
+            hits = _index_hits(ctx, "fact", limit + 16)
+            kept = _post_filter(ctx.conn, "fact", hits, "FROM facts f", "f.id", where, args, limit)
+            # The nearest `limit` that pass are the same in any longer fetch; the over-fetch below is
+            # only needed when the excluded session (the conversation at hand) filled the short one.
+            if not _needs_post_filter(f) or len(kept) >= limit:
+                return kept
+        hits = _index_hits(ctx, "fact", limit * SEMANTIC_OVERFETCH)
         return _post_filter(ctx.conn, "fact", hits, "FROM facts f", "f.id", where, args, limit)
     if target_type == "observation":
         clause = f.observation_sql()
@@ -190,6 +199,14 @@ def _index_hits(
 def _needs_post_filter(f: Filters) -> bool:
     return (
         f.entity_ids is not None or f.session_id is not None or f.exclude_session_id is not None or _asks_about_time(f)
+    )
+
+
+def _only_excludes_a_session(f: Filters) -> bool:
+    """The index cannot apply the filter, but it drops no more than one session's facts (get_context's
+    exclusion of the conversation it is injected into)."""
+    return (
+        f.exclude_session_id is not None and f.entity_ids is None and f.session_id is None and not _asks_about_time(f)
     )
 
 
@@ -276,12 +293,9 @@ def _key_match(conn: db.Connection, terms: Sequence[str]) -> str | None:
     else in the facts and their messages. Where facts hold a word they say it more precisely than the
     messages around them (a message's every fact would match it); where none does, its message is all
     that can."""
-    parts = [
-        f"text : {keyword.quote(term)}"
-        if keyword.document_frequency(conn, "facts_fts", term, cap=1)
-        else keyword.quote(term)
-        for term in keyword.choose_terms(conn, "fact_keys_fts", terms)
-    ]
+    chosen = keyword.choose_terms(conn, "fact_keys_fts", terms)
+    in_facts = keyword.document_frequencies(conn, "facts_fts", chosen, cap=1)
+    parts = [f"text : {keyword.quote(term)}" if in_facts[term] else keyword.quote(term) for term in chosen]
     return " OR ".join(parts) if parts else None
 
 
@@ -372,7 +386,8 @@ def _entity_facts(ctx: QueryContext, entity_ids: Sequence[str]) -> Ranked:
         for fact_id, fact_as_of, text in rows:
             links[fact_id] = links.get(fact_id, 0) + 1
             as_of[fact_id] = fact_as_of
-            overlap.setdefault(fact_id, len(stems & {t[:5] for t in keyword.tokenize(text)}))
+            if fact_id not in overlap:  # a fact of two query entities is read once
+                overlap[fact_id] = len(stems & {t[:5] for t in keyword.tokenize(text)}) if stems else 0
     ranked = sorted(links, key=lambda i: (-links[i], -overlap[i], -as_of[i], i))[: ctx.limit]
     return [(result_key("fact", i), float(links[i])) for i in ranked]
 
