@@ -1,13 +1,17 @@
-"""The context block's facts: one recall per block, day headings instead of a date per line, and the time a
-fact is about deciding whether it is about the time the prompt asks about."""
+"""The context block's facts: one recall per block, day headings instead of a date per line, the time a
+fact is about deciding whether it is about the time the prompt asks about, and short source messages
+shown whole in place of their facts."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from nexus_memory.core.stores import Stores
+from nexus_memory.events.ledger import RawRecord, ingest, parse_event
+from nexus_memory.facts import state as fact_state
 from nexus_memory.injection import pack as pack_module
 from nexus_memory.injection.context import get_context
 from nexus_memory.injection.pack import Recalled, pack
@@ -89,3 +93,81 @@ def test_one_recall_per_block(stores: Stores, monkeypatch: pytest.MonkeyPatch) -
     block = get_context(stores, "Sarah pottery party", embedder=FakeEmbedder(), strict=True)
     assert calls == [["mental_models", "observations", "facts"]]
     assert "pottery class in Porto" in block
+
+
+def _message(stores: Stores, source_id: str, sender: str, text: str, as_of: int = MAY_2023) -> str:
+    """One chat message in the ledger; its event id."""
+    record = {"id": source_id, "platform": "discord", "sender_id": sender.lower(), "sender_name": sender}
+    record |= {"thread_id": "t-old", "content": text, "as_of": as_of}
+    ingest(stores, [RawRecord("t", 0, record, json.dumps(record))])
+    return parse_event(record).id
+
+
+def _fact_of(fact_id: str, text: str, event_id: str, as_of: int = MAY_2023) -> RecallResult:
+    result = _result(fact_id, text, as_of)
+    result.source_event_ids = [event_id]
+    return result
+
+
+PETS = "Luna and Oliver! They are so sweet and playful. We got another cat named Bailey too."
+
+
+def test_a_short_message_is_shown_whole_once_for_its_facts(stores: Stores) -> None:
+    """The answer sits in the sentence beside the recalled one: the message shows it, once, with its speaker."""
+    event = _message(stores, "m1", "Melanie", PETS)
+    facts = [
+        _fact_of("f1", "Melanie said they are so sweet and playful.", event),
+        _fact_of("f2", "Melanie got another cat named Bailey.", event),
+    ]
+    items = pack(stores, "What are Melanie's pets' names?", Recalled([], facts), max_tokens=800)
+    assert [item.lines for item in items] == [[f"- Melanie: {PETS}"]]
+    assert items[0].shown_fact_ids == ["f1", "f2"]  # provenance: the facts it stands for
+    assert items[0].source_event_ids == [event]
+
+
+def test_a_long_message_is_shown_as_its_facts(stores: Stores) -> None:
+    email = " ".join(["The vendor slipped, so the launch moves to 25 March."] * 40)  # over MESSAGE_TOKENS
+    assert pack_module.estimate_tokens(email) > pack_module.MESSAGE_TOKENS
+    event = _message(stores, "m2", "Dana", email)
+    facts = [_fact_of("f1", "The launch moves to 25 March because the vendor slipped.", event)]
+    items = pack(stores, "Why did the launch move?", Recalled([], facts), max_tokens=800)
+    assert [item.lines for item in items] == [["- The launch moves to 25 March because the vendor slipped."]]
+
+
+def test_a_message_with_a_hidden_fact_is_not_shown(stores: Stores) -> None:
+    """A corrected fact must not come back through the message it was read from."""
+    event = _message(stores, "m3", "Sam", "I live in Boston. I work at Acme.")
+    wrong = add_fact(stores, "Sam lives in Boston.", source_event_id=event)
+    fact_state.hide(stores.conn, [wrong], "corrected", MAY_2023)
+    facts = [_fact_of("f1", "Sam works at Acme.", event)]
+    items = pack(stores, "Where does Sam work?", Recalled([], facts), max_tokens=800)
+    assert [item.lines for item in items] == [["- Sam works at Acme."]]
+
+
+def test_messages_fill_only_their_share_of_the_budget(stores: Stores) -> None:
+    """Past MESSAGE_SHARE of the budget the facts follow as themselves, so the ranking keeps its depth."""
+    facts, lines = [], []
+    for i in range(12):
+        text = f"I ran {i + 10} km at dawn today. It was cold but the view was great."
+        event = _message(stores, f"n{i}", "Alice", text)
+        facts.append(_fact_of(f"f{i}", f"Alice ran {i + 10} km at dawn", event, MAY_2023 + i))
+        lines.append(f"- Alice: {text}")
+    # A budget that would hold every message whole.
+    budget = (
+        sum(pack_module.estimate_tokens(line) for line in lines) + pack_module.estimate_tokens("### 10 May 2023") + 1
+    )
+    items = pack(stores, "How far does Alice run?", Recalled([], facts), max_tokens=budget)
+    whole = [item for item in items if item.lines[0].startswith("- Alice: ")]
+    assert 0 < len(whole) < len(items)  # some messages, then facts
+    assert sum(item.tokens for item in whole) <= budget * pack_module.MESSAGE_SHARE
+    # The messages are the best-ranked facts' turns; the rest are shown as facts, every turn once.
+    assert {item.id for item in whole} == {f"f{i}" for i in range(len(whole))}
+    assert len(items) == 12
+
+
+def test_a_message_carries_the_dates_its_facts_resolved(stores: Stores) -> None:
+    """ "Yesterday" in the message is a day only its fact names: the block keeps the day."""
+    event = _message(stores, "m4", "Jon", "I lost my job yesterday. Time to start the dance studio!", MAY_2023)
+    facts = [_fact_of("f1", "Jon lost Jon's job yesterday (on 9 May 2023).", event)]
+    items = pack(stores, "When did Jon lose his job?", Recalled([], facts), max_tokens=800)
+    assert items[0].lines == ["- Jon: I lost my job yesterday. Time to start the dance studio! (on 9 May 2023)"]

@@ -1,8 +1,9 @@
 """Memory injection: the markdown block put in front of an agent's prompt (docs/recall.md, "Injection").
 
 `get_context(stores, prompt, session_id=...)` packs, within `max_tokens`, the memory hierarchy over
-memory from *other* sessions (see context_pack.py: mental models, then observations, a stale one
-followed by its newer facts, then facts not already shown), keeping only evidence, not noise:
+memory from *other* sessions (see pack.py: mental models, then observations, a stale one
+followed by its newer facts, then facts not already shown, a short message whole in place of its facts
+while they fit in a share of the budget), keeping only evidence, not noise:
 
     ## Mental models
     ### Caroline's career
@@ -17,6 +18,8 @@ followed by its newer facts, then facts not already shown), keeping only evidenc
     ### 10 May 2023
     - Tyler works at Anthropic
     - Tyler is moving to Oakland next month (in June 2023)
+    ### 12 May 2023
+    - Tyler: Found a flat in Oakland! Two bedrooms, and the office is a bike ride away.
 
     ## Said moments ago (no facts of it yet)
     - Tyler: we signed the lease on the Oakland flat today (2026-11-26, imessage)

@@ -18,6 +18,13 @@ below, with the same reading) and packs them:
   has not seen yet follow it ("newer, not consolidated yet");
 - no fact is shown twice; facts on their own are shown in the order said under one heading per day
   ("### 8 May 2023"), the heading's tokens paid once for the day;
+- a fact on its own whose source message is short (a chat turn, not an email: at most MESSAGE_TOKENS) is
+  shown as that message ("- Caroline: <what she said>"), once for all its facts, while the messages fit
+  in the first MESSAGE_SHARE of the budget; then facts. A fact is one sentence of a turn, and the answer
+  is often in the sentence beside it ("Luna and Oliver! They are so sweet…" keeps only "they are so
+  sweet"); a whole turn costs about two facts, so the rest of the budget keeps the ranking's depth. A
+  message any of whose facts is hidden (corrected, decayed) is not shown: it would say it again. The
+  message carries the dates its facts resolved ("yesterday (on 7 May 2023)"), else the time they are about;
 - events of other sessions recorded moments ago, that the writer has not read yet and that hold half of
   the prompt's words (`nexus_memory.recall.fresh`), have room set aside first (at most FRESH_ITEMS, half
   the budget) and are shown last, as what was said: no fact of them exists yet.
@@ -42,6 +49,7 @@ from nexus_memory.core.ids import day_month_year_of, day_of
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.tokens import estimate_tokens
 from nexus_memory.embeddings.vectors.vec0 import index_state
+from nexus_memory.facts.state import hidden_sql
 from nexus_memory.identity.participant import Participant
 from nexus_memory.injection import relevance
 from nexus_memory.observations.render import MemberFact, fact_line, with_about
@@ -54,6 +62,7 @@ from nexus_memory.recall.fresh import fresh_events
 from nexus_memory.recall.prompt import Prompt, read_prompt
 from nexus_memory.recall.results import RecallResult
 from nexus_memory.recall.strategies import default_embedder
+from nexus_memory.writer.extractor.dates import ANNOTATION_RE
 
 LAYERS = ("mental_model", "observation", "fact", "event")  # event: said moments ago, no fact of it yet
 MODEL_SHARE = 0.15  # of the budget, at most, for one mental model
@@ -62,6 +71,10 @@ HIGHER_RESULTS = 6  # mental models and observations recalled
 NEWER_FACTS = 2  # unconsolidated facts shown after a stale observation
 FRESH_ITEMS = 3  # events not processed yet, at most, and at most half of the budget
 FRESH_CHARS = 400  # of one such event's text
+# Whole source messages instead of their facts (module docstring). The share was chosen by leave-one-
+# conversation-out on LoCoMo dev, one value for 400, 800 and 1,600 tokens (docs/recall.md, "Injection").
+MESSAGE_SHARE = 0.6  # of the facts' budget, at most, spent on whole messages
+MESSAGE_TOKENS = 100  # a longer message (an email, a document) is shown as its facts
 _EVIDENCE = ("keyword", "entity", "recency")
 _SCOPE_OF = {"mental_model": "mental_models", "observation": "observations", "fact": "facts"}
 
@@ -211,6 +224,7 @@ def pack(
     kept = relevance.evidence(stores.conn, prompt, candidates, window=recalled.window, about_times=about)
     higher = [r for r in kept if r.type != "fact"]
     packer = _Packer(stores, prompt, max_tokens, embedder, [r for r in higher if r.type == "observation"], about)
+    packer.use_messages([r for r in kept if r.type == "fact"])
     for model in (r for r in higher if r.type == "mental_model"):
         packer.add_model(model)
     shown, told = 0, set[str]()  # facts shown; their source events
@@ -228,6 +242,19 @@ def pack(
 
 _NOT_INJECTED = ("reflection", "writer_notes")
 _FACT_LINE = re.compile(r"^- \d{1,2} [A-Z][a-z]+ \d{4}: ")
+
+
+@dataclass
+class _Message:
+    """A short source message that may stand in the block for its recalled facts."""
+
+    event_id: str
+    who: str
+    text: str
+    facts: list[str] = field(default_factory=list)  # the recalled facts it stands for
+    about: tuple[int, int] | None = None  # the time the first of them that names one is about
+    notes: list[str] = field(default_factory=list)  # their resolved dates the message does not say
+    line: str = ""  # as shown, once written
 
 
 @dataclass
@@ -272,6 +299,8 @@ class _Packer:
         self.groups = [self._group(r) for r in observations]
         self.group_of = {f: g for g in reversed(self.groups) for f in g.members}  # the most relevant wins
         self.newer_of = {f.id: g for g in reversed(self.groups) for f in g.newer}
+        self.messages: dict[str, _Message] = {}  # source event id -> its message, when short enough to show
+        self.message_budget = int(max_tokens * MESSAGE_SHARE)
 
     @property
     def left(self) -> int:
@@ -353,20 +382,69 @@ class _Packer:
         stale = self.newer_of.get(result.id)
         if stale is not None:  # a fact the stale observation has not taken in yet: shown right after it
             return self._add_to_group(stale, next(f for f in stale.newer if f.id == result.id), newer=True)
-        # A day heading, written once for the facts said that day, instead of the date after each line: on
-        # LoCoMo dev a fact line is ~90 characters, its date ~17 of them.
-        day = day_month_year_of(result.as_of) if result.as_of is not None else ""
+        message = self.messages.get(result.source_event_ids[0]) if result.source_event_ids else None
+        if message is not None and self._add_message(result, message):
+            return True
         line = f"- {with_about(result.text, self.about.get(result.id))}"
-        heading = estimate_tokens(f"### {day}") + 1 if day and day not in self.days else 0
         item = ContextItem(
             "fact", result.id, "", [line], result, False, [result.id], result.source_event_ids, [result.id]
         )
-        if not self._spend(item.tokens + heading):
+        return self._add_dated(item, self.max_tokens)
+
+    def _add_dated(self, item: ContextItem, limit: int) -> bool:
+        """A fact or message line under its day's heading, when it fits within `limit` tokens used."""
+        # A day heading, written once for the facts said that day, instead of the date after each line: on
+        # LoCoMo dev a fact line is ~90 characters, its date ~17 of them.
+        as_of = item.result.as_of
+        day = day_month_year_of(as_of) if as_of is not None else ""
+        cost = item.tokens + (estimate_tokens(f"### {day}") + 1 if day and day not in self.days else 0)
+        if self.used + cost > limit or not self._spend(cost):
             return False
         self.days.add(day)
         self.facts.append(item)
-        self.covered.add(result.id)
+        self.covered.update(item.shown_fact_ids)
         return True
+
+    # --- whole messages -------------------------------------------------------------------------
+
+    def use_messages(self, facts: list[RecallResult]) -> None:
+        """The short source messages of these facts (on their own, not in an observation) that may be shown
+        whole: none of their facts hidden. Each keeps the recalled facts it stands for."""
+        alone = [r for r in facts if r.source_event_ids and r.id not in self.group_of and r.id not in self.newer_of]
+        events = list(dict.fromkeys(r.source_event_ids[0] for r in alone))
+        if not events:
+            return
+        rows = self.conn.execute(
+            f"""SELECT e.id, e.content, COALESCE(e.sender_name, e.sender_id) FROM events e
+                WHERE e.id IN ({db.placeholders(events)})
+                  AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.source_event_id = e.id AND {hidden_sql("f")})""",
+            events,
+        ).fetchall()
+        for event_id, content, who in rows:
+            text = " ".join(content.split())
+            if estimate_tokens(text) <= MESSAGE_TOKENS:
+                self.messages[event_id] = _Message(event_id, who, text)
+        for result in alone:
+            message = self.messages.get(result.source_event_ids[0])
+            if message is not None:
+                message.facts.append(result.id)
+                message.about = message.about or self.about.get(result.id)
+                # The dates the writer resolved in the fact ("yesterday (on 7 May 2023)") go with the message.
+                notes = (note.strip() for note in ANNOTATION_RE.findall(result.text))
+                message.notes += [n for n in notes if n not in message.text and n not in message.notes]
+
+    def _add_message(self, result: RecallResult, message: _Message) -> bool:
+        """The fact's whole message in place of its facts, while messages fit in their share of the budget."""
+        if not message.line:  # written once: most of a block's facts come after the messages' share is spent
+            text = (
+                " ".join([message.text, *message.notes]) if message.notes else with_about(message.text, message.about)
+            )
+            message.line = f"- {message.who}: {text}"
+        if self.used + estimate_tokens(message.line) > self.message_budget:
+            return False
+        facts = list(message.facts)
+        item = ContextItem("fact", result.id, "", [message.line], result, False, facts, [message.event_id], facts)
+        return self._add_dated(item, self.message_budget)
 
     def add_model(self, result: RecallResult) -> None:
         """A mental model's title and the report lines (not fact lines) sharing words with the prompt."""
