@@ -56,6 +56,9 @@ def test_bench_backfill_small_history(tmp_path: Path) -> None:
     # Facts can share a text (the same fact from the same message); the limits embed each text once.
     assert layers["facts"]["rows"] == layers["embeddings"]["rows"] >= result["embedder"]["texts"] > 0
     assert result["two_process_limit_s"] > 0 and result["consolidation_s"] >= 0
+    assert result["ratio_to_two_process_limit"] == pytest.approx(
+        result["pipeline_s"] / result["two_process_limit_s"], 0.05
+    )
     assert all(entry["seconds"] >= 0 and "share" in entry for entry in layers.values())
     assert sum(entry["seconds"] for entry in layers.values()) == pytest.approx(result["seconds"], abs=0.1)
     assert result["ratio_to_embedding_limit"] == pytest.approx(result["pipeline_s"] / result["embedding_limit_s"], 0.05)

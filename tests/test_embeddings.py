@@ -17,6 +17,7 @@ from nexus_memory.embeddings.model import (
     Embedder,
     get_embedder,
     native_bf16,
+    padded_groups,
     resolve_precision,
     split_identity,
     vector_identity,
@@ -75,6 +76,33 @@ def test_encode_shape_normalised_deterministic(embedder) -> None:
     assert int(np.argmax(first @ query)) == 0
     assert get_embedder() is embedder
     assert embedder.encode([]).shape == (0, 384)
+
+
+def test_model_calls_are_sized_by_padded_characters() -> None:
+    lengths = [50, 10, 400, 10, 30, 5000, 20, 60]
+    groups = padded_groups(lengths, 3, 200)
+    assert sorted(i for group in groups for i in group) == list(range(len(lengths)))  # each text once
+    assert [[lengths[i] for i in group] for group in groups] == [[10, 10, 20], [30, 50, 60], [400], [5000]]
+    assert all(len(group) * max(lengths[i] for i in group) <= 200 for group in groups if len(group) > 1)
+    assert [len(group) for group in padded_groups(lengths, 8, 10_000)] == [7, 1]  # the cap on texts first
+
+
+def test_calls_sized_by_characters_give_each_text_its_own_vector(embedder) -> None:
+    texts = [f"{name} talked about {topic} " * reps for name, topic, reps in _MIXED_TEXTS]
+    whole = embedder.encode(texts, batch_chars=None)  # one call, sentence-transformers' own batches
+    sized = embedder.encode(texts, batch_size=4, batch_chars=300)  # many calls of a few short or one long text
+    assert float(np.min(np.sum(whole * sized, axis=1))) > 0.9999  # each row is its own text's, in the order given
+
+
+_MIXED_TEXTS = [
+    ("Alice", "hiking", 1),
+    ("Bob", "the quarterly report", 9),
+    ("Carol", "pottery", 2),
+    ("Dan", "a trip to Lisbon", 14),
+    ("Eve", "chess", 1),
+    ("Frank", "the garden", 5),
+    ("Grace", "a new job", 3),
+]
 
 
 def test_embed_pending_is_idempotent_and_searchable(stores: Stores, embedder) -> None:
@@ -221,6 +249,32 @@ def test_fact_is_embedded_with_its_source_message_and_reembed_refreshes(stores: 
     np.testing.assert_allclose(stored, with_context, atol=1e-5)
     search = VectorIndex(stores, embedder.model_name, embedder.dimension)
     assert search.search(query, 1)[0][0] == "f1"
+
+
+def test_reembed_embeds_with_the_worker_beside_this_process(
+    stores: Stores, embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nexus_memory.embeddings import ahead
+
+    facts = [
+        (f"f{i}", f"{name} moved to {city} in spring", "imessage", 1_000 + i, "t1")
+        for i, (name, city) in enumerate([("Ana", "Lisbon"), ("Ben", "Oslo"), ("Cleo", "Quito"), ("Dev", "Pune")])
+    ]
+    _add_facts(stores, facts)
+    ahead.ahead_for(embedder).close()  # none left from an earlier test
+    monkeypatch.setattr(ahead, "START_AT_TEXTS", 2)  # a worker for a handful of texts, as for a store's worth
+    assert reembed(stores, embedder).rows == 4
+    worker = ahead.ahead_for(embedder)._worker
+    assert worker is not None and worker.poll() is None  # started by the reembed, idle now
+    stored = {
+        r[0]: np.frombuffer(r[1], "<f4")
+        for r in stores.conn.execute("SELECT target_id, embedding FROM embeddings WHERE model = ?", (IDENTITY,))
+    }
+    expected = embedder.encode([text for _, text, *_ in facts])
+    cosines = [float(stored[fid] @ expected[i]) for i, (fid, *_) in enumerate(facts)]
+    assert min(cosines) > 0.9999
+    ahead.ahead_for(embedder).close()
+    assert worker.wait(timeout=60) == 0
 
 
 def test_fact_embedding_text() -> None:

@@ -129,7 +129,11 @@ def reembed(
     entity only; interrupted, it is simply run again (embedding skips what is already done). When the
     index served another recipe of the same model (a recipe change), every type it held vectors of is
     embedded again too, or it would drop out of the index; the old recipe's rows stay, as another model's do.
+    A reembed is bulk work with the machine to itself: the embedding-ahead worker embeds beside this
+    process (from ahead.START_AT_TEXTS texts), so both cores of a 2-core machine embed.
     """
+    from nexus_memory.embeddings.ahead import ahead_for  # a worker process: only a bulk job needs it
+
     have = index_state(stores.conn)
     if have is not None and have[0] != embedder.model_name and split_identity(have[0])[0] == embedder.base_model:
         held = stores.conn.execute("SELECT DISTINCT target_type FROM embeddings WHERE model = ?", have[:1])
@@ -140,7 +144,8 @@ def reembed(
             [embedder.model_name, *target_types],
         )
     rebuild_index(stores, embedder.model_name, embedder.dimension)
-    return embed_pending(stores, embedder, target_types=target_types, on_progress=on_progress)
+    ahead = ahead_for(embedder) if isinstance(embedder, Embedder) else None  # not for tests' stand-ins
+    return embed_pending(stores, embedder, target_types=target_types, on_progress=on_progress, ahead=ahead)
 
 
 # --- the embedding step --------------------------------------------------------------------------
