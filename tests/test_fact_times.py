@@ -326,6 +326,38 @@ def test_remember_and_correct_take_the_time_a_fact_is_about(stores: Stores) -> N
 
 
 @pytest.mark.parametrize(
+    ("text", "about"),
+    [
+        ("Dana's launch moved to 25 March 2025.", (at(2025, 3, 25), at(2025, 3, 26) - 1)),
+        ("I start at Acme next Monday.", (at(2025, 3, 10), at(2025, 3, 11) - 1)),  # said Monday 3 March
+        ("Kestrel told us on Friday that the SDK slipped.", (at(2025, 2, 28), at(2025, 3, 1) - 1)),  # past: back
+        ("The launch moves from March 18 to March 25.", (at(2025, 3, 18), at(2025, 3, 26) - 1)),
+        ("Sam loves hiking.", (None, None)),
+    ],
+)
+def test_remember_without_an_about_time_reads_the_one_its_text_names(
+    stores: Stores, monkeypatch: pytest.MonkeyPatch, text: str, about: tuple[int | None, int | None]
+) -> None:
+    monkeypatch.setattr("nexus_memory.agents.tools.fact_writes.now_ms", lambda: MONDAY_3_MARCH)
+    remembered = call_tool(stores, "remember_fact", {"text": text})
+    assert stored_times(stores, remembered["fact_id"]) == (MONDAY_3_MARCH, *about)
+    assert remembered["text"] == text  # the person's words are stored as given
+
+
+def test_an_explicit_about_time_wins_over_the_one_the_text_names(
+    stores: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("nexus_memory.agents.tools.fact_writes.now_ms", lambda: MONDAY_3_MARCH)
+    given = {"text": "I start at Acme next Monday.", "about_start": "2025-03-17"}
+    remembered = call_tool(stores, "remember_fact", given)
+    assert stored_times(stores, remembered["fact_id"])[1:] == (at(2025, 3, 17), at(2025, 3, 18) - 1)
+    corrected = call_tool(
+        stores, "correct_fact", {"fact_id": remembered["fact_id"], "new_text": "I start at Acme on 24 March."}
+    )
+    assert stored_times(stores, corrected["fact_id"])[1:] == (at(2025, 3, 24), at(2025, 3, 25) - 1)
+
+
+@pytest.mark.parametrize(
     ("about", "error"),
     [
         ({"about_start": "next June"}, "not an ISO date"),

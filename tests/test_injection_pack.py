@@ -171,3 +171,27 @@ def test_a_message_carries_the_dates_its_facts_resolved(stores: Stores) -> None:
     facts = [_fact_of("f1", "Jon lost Jon's job yesterday (on 9 May 2023).", event)]
     items = pack(stores, "When did Jon lose his job?", Recalled([], facts), max_tokens=800)
     assert items[0].lines == ["- Jon: I lost my job yesterday. Time to start the dance studio! (on 9 May 2023)"]
+
+
+def _from_handle(stores: Stores, source_id: str, handle: str, name: str | None, text: str) -> str:
+    """One SMS from a phone number or address, with or without the name the platform showed; its event id."""
+    record = {"id": source_id, "platform": "sms", "sender_id": handle, "sender_name": name}
+    record |= {"thread_id": "t-sms", "content": text, "as_of": MAY_2023}
+    ingest(stores, [RawRecord("t", 0, record, json.dumps(record))])
+    return parse_event(record).id
+
+
+def test_a_message_without_a_sender_name_shows_the_name_memory_has_for_its_handle(stores: Stores) -> None:
+    """The phone number once delivered under "Dana Whitfield": the block names Dana, not the number."""
+    _from_handle(stores, "s1", "+15551234567", "Dana Whitfield", "Hi, it's Dana.")
+    event = _from_handle(stores, "s2", "+15551234567", None, "The launch moves to 25 March.")
+    facts = [_fact_of("f1", "The launch moves to 25 March.", event)]
+    items = pack(stores, "When is the launch?", Recalled([], facts), max_tokens=800)
+    assert [item.lines for item in items] == [["- Dana Whitfield: The launch moves to 25 March."]]
+
+
+def test_a_message_from_a_handle_memory_has_no_name_for_shows_the_handle(stores: Stores) -> None:
+    event = _from_handle(stores, "s3", "ravi@kestrel.example", None, "The SDK ships on 14 March.")
+    facts = [_fact_of("f1", "The SDK ships on 14 March.", event)]
+    items = pack(stores, "When does the SDK ship?", Recalled([], facts), max_tokens=800)
+    assert [item.lines for item in items] == [["- ravi@kestrel.example: The SDK ships on 14 March."]]

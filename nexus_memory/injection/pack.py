@@ -50,6 +50,7 @@ from nexus_memory.core.stores import Stores
 from nexus_memory.core.tokens import estimate_tokens
 from nexus_memory.embeddings.vectors.vec0 import index_state
 from nexus_memory.facts.state import hidden_sql
+from nexus_memory.identity import store as identity
 from nexus_memory.identity.participant import Participant
 from nexus_memory.injection import relevance
 from nexus_memory.observations.render import MemberFact, fact_line, with_about
@@ -139,7 +140,9 @@ def fresh_items(stores: Stores, prompt: Prompt, session_id: str | None, max_toke
     """Events of other sessions said moments ago, before the writer read them (see module docstring)."""
     items: list[ContextItem] = []
     for result in fresh_events(stores.conn, prompt, Filters(exclude_session_id=session_id), FRESH_ITEMS):
-        who = result.metadata.get("sender_name") or result.metadata.get("sender_id")
+        who = sender_label(
+            stores.conn, result.platform, result.metadata.get("sender_id"), result.metadata.get("sender_name")
+        )
         text = " ".join(result.text.split())
         text = text if len(text) <= FRESH_CHARS else text[: FRESH_CHARS - 1] + "…"
         line = f"- {who}: {text} ({day_of(result.as_of)}, {result.platform})"
@@ -148,6 +151,18 @@ def fresh_items(stores: Stores, prompt: Prompt, session_id: str | None, max_toke
             break
         items.append(item)
     return items
+
+
+def sender_label(conn: db.Connection, platform: str, handle: str | None, name: str | None) -> str:
+    """Who a message shown in the block is from: its own sender name, else the name the identity store has for
+    its handle (identity.contact_name), and only when there is none the handle itself (a phone number, an
+    email address): a person reads a name where memory knows one."""
+    if name and name != handle:
+        return name
+    if not handle:
+        return ""
+    known = identity.contact_name(conn, platform, handle)
+    return known[1] if known else handle
 
 
 def fact_limit(max_tokens: int) -> int:
@@ -415,15 +430,15 @@ class _Packer:
         if not events:
             return
         rows = self.conn.execute(
-            f"""SELECT e.id, e.content, COALESCE(e.sender_name, e.sender_id) FROM events e
+            f"""SELECT e.id, e.content, e.platform, e.sender_id, e.sender_name FROM events e
                 WHERE e.id IN ({db.placeholders(events)})
                   AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.source_event_id = e.id AND {hidden_sql("f")})""",
             events,
         ).fetchall()
-        for event_id, content, who in rows:
+        for event_id, content, platform, handle, name in rows:
             text = " ".join(content.split())
             if estimate_tokens(text) <= MESSAGE_TOKENS:
-                self.messages[event_id] = _Message(event_id, who, text)
+                self.messages[event_id] = _Message(event_id, sender_label(self.conn, platform, handle, name), text)
         for result in alone:
             message = self.messages.get(result.source_event_ids[0])
             if message is not None:

@@ -3,7 +3,9 @@
 Facts are immutable (docs/layers.md), which shapes them. Both writes insert through facts.insert, with the
 writer's checks (a fact of at most 2000 characters) and its messages:
   - both take the time the fact is about, when it names one (about_start, about_end: ISO dates, months, years or
-    date-times, facts/about.py); the time it was said is the call's. A correction without one keeps none;
+    date-times, facts/about.py); the time it was said is the call's. Without one, the time the text names is
+    read as the offline writer reads it (writer/extractor/dates.py `read_dates`: relative phrases against the
+    call's time and the verb's tense, and explicit dates); a text that names none stores none;
   - remember_fact inserts a fact with platform 'memory_tool' and metadata {"source": "user"}; one a
     visible fact already says (nearly the same words, within a day) is not inserted: the answer is that
     fact's id, text and entities with "duplicate": true, and nothing is written or set off;
@@ -39,6 +41,7 @@ from nexus_memory.lifecycle import corrections
 from nexus_memory.lifecycle.forget import TARGET_KINDS, ForgetError, Target, forget_or_preview
 from nexus_memory.recall.engine import TOOL_PLATFORM
 from nexus_memory.recall.query_entities import match_query_entities
+from nexus_memory.writer.extractor.dates import read_dates
 
 
 @dataclass(frozen=True)
@@ -62,9 +65,11 @@ def _insert_fact(
     about: tuple[int, int] | None = None,
 ) -> _Written:
     """Insert a tool-written fact (facts.insert: the writer's checks and duplicate rule), said now and about
-    `about`, linked to named entities (created if new) and to entities the text names; or return the stored
-    near-duplicate as it is."""
+    `about` (None: the time its text names, if any), linked to named entities (created if new) and to entities
+    the text names; or return the stored near-duplicate as it is."""
     conn, now = call.conn, now_ms()
+    if about is None:  # an explicit about wins; else the one the text names, as the offline writer reads it
+        about = read_dates(text, now).about
     inserted = insert_fact(
         conn,
         text,

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import re
 
+from nexus_memory.core.words import word_set
+from nexus_memory.writer.extractor.sentences import REQUEST_OPENERS
+from nexus_memory.writer.extractor.text import finite_verb
 from nexus_memory.writer.extractor.words import (
     ADVERBS,
     CONTRACTIONS,
+    FIRST_PERSON,
+    IMPERATIVE_VERBS,
     IRREGULAR_PAST,
     NO_AGREEMENT,
     PRESENT_VERBS,
     STOPWORDS,
+    SUBJECT_DROP_VERBS,
     THIRD_PERSON,
+    WORD_RE,
 )
 
 # I/me/my/... and you/your/... with an optional contraction and the following word (for agreement).
@@ -28,6 +35,78 @@ GENERIC_YOU_AFTER = re.compile(
     r"never know\b|too\b|later\b|soon\b)",
     re.IGNORECASE,
 )
+
+# Bare verbs that open an imperative clause ("Do your research", "Take your time", "Believe in yourself"). Left
+# out: a verb that opens a clause whose "I" was dropped ("Love your hair", "Bet you had fun"), and words that open
+# clauses as something else ("Last week you said", "Like you said", "Sounds good").
+_IMPERATIVE_VERBS = (
+    (
+        IMPERATIVE_VERBS
+        | PRESENT_VERBS
+        | word_set("forget trust stay relax consider imagine hold reach treat talk apply pursue chase embrace cherish")
+    )
+    - SUBJECT_DROP_VERBS
+    - ADVERBS
+    - word_set("last like mean seem sound matter happen depend belong bet swear agree know guess understand feel see")
+)
+# Words before an imperative's verb: a request's openers ("please", "just") and a negation or a frequency
+# ("Don't forget your keys", "Never give up on your dreams").
+_IMPERATIVE_OPENERS = REQUEST_OPENERS | word_set("plz kindly don't dont never always now then")
+# Where a clause starts: a sentence's end, a line break, a comma, a semicolon, a colon or a dash ("--", " - ").
+_CLAUSE_BREAK_RE = re.compile(r"[.!?;:,\n\u2013\u2014]|--|\s-\s")
+
+
+def _imperative_clause(text: str, at: int) -> bool:
+    """The clause around text[at] is advice to the listener: after its openers it starts with a bare verb, not
+    followed by "you" ("Do you like it", "Let you know tomorrow": a question, or a dropped "I") nor by a finite
+    verb ("Dance is my passion": a noun); it is not a question ("Do your kids like it?") and has no first person
+    ("Let me know what you think" is a request about the speaker, resolved whole)."""
+    breaks = [m.end() for m in _CLAUSE_BREAK_RE.finditer(text, 0, at)]
+    start = breaks[-1] if breaks else 0
+    end_break = _CLAUSE_BREAK_RE.search(text, at)
+    sentence_end = re.search(r"[.!?\n]", text[at:])
+    if sentence_end and sentence_end.group(0) == "?":
+        return False
+    words = [
+        w.lower().replace("\u2019", "'")
+        for w in WORD_RE.findall(text[start : end_break.start() if end_break else len(text)])
+    ]
+    while words and words[0] in _IMPERATIVE_OPENERS:
+        words = words[1:]
+    return (
+        len(words) > 1
+        and not FIRST_PERSON & set(words)
+        and words[0] in _IMPERATIVE_VERBS
+        and words[1] not in ("you", "u", "ya", "i", "we")
+        and not finite_verb(words[1])
+    )
+
+
+_FIRST = ("i", "me", "my", "mine", "myself")
+
+
+def _generic_you(match: re.Match[str]) -> bool:
+    """A second-person match that is formulaic, not the addressee ("thank you", "you know")."""
+    before = match.string[: match.start()]
+    after = match.string[match.end("pro") + len(match.group("con") or "") :]
+    return bool(GENERIC_YOU_BEFORE.search(before) or GENERIC_YOU_AFTER.match(after))
+
+
+def _advice(text: str, peer: str | None) -> set[int]:
+    """Where the second-person words of imperative clauses start, kept as said; none when any other I/you word
+    of the text is resolved, so that a text never names the listener in one clause and says "your" in the next
+    ("You've come a long way - keep inspiring people with your courage" is resolved whole)."""
+    kept: set[int] = set()
+    for match in PRONOUN_RE.finditer(text):
+        if match.group("pro").lower() in _FIRST:
+            return set()
+        if peer is None or _generic_you(match):
+            continue
+        if not _imperative_clause(text, match.start()):
+            return set()
+        kept.add(match.start())
+    return kept
+
 
 # An auxiliary before I/you: a question's inverted order, whose verb stays bare ("did you think" -> "did Bo think").
 _AUX_BEFORE = re.compile(
@@ -53,10 +132,13 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
     """First person -> the speaker's name, second person -> the peer's name (when known).
 
     Returns (text, whether a first-person pronoun was resolved). Verb agreement is fixed for the
-    common cases ("I am" -> "Ann is", "I love" -> "Ann loves", "you're" -> "Bo is").
+    common cases ("I am" -> "Ann is", "I love" -> "Ann loves", "you're" -> "Bo is"). An imperative clause is
+    advice or a request from the speaker to the listener and keeps its words as said ("Do your research", not
+    "Do Bo's research"): the fact built from it names its speaker.
     """
     used_first = False
     subject_seen: set[str] = set()
+    advice = _advice(text, peer)
 
     def replace(match: re.Match[str]) -> str:
         nonlocal used_first
@@ -65,12 +147,9 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
         con = (match.group("con") or "").replace("\u2019", "'").lower()
         gap = match.group("gap") or ""
         nxt = match.group("next") or ""
-        first = low in ("i", "me", "my", "mine", "myself")
-        if not first:
-            before = match.string[: match.start()]
-            after = match.string[match.end("pro") + len(match.group("con") or "") :]
-            if peer is None or GENERIC_YOU_BEFORE.search(before) or GENERIC_YOU_AFTER.match(after):
-                return match.group(0)
+        first = low in _FIRST
+        if not first and (peer is None or _generic_you(match) or match.start() in advice):
+            return match.group(0)
         name = speaker if first else peer
         assert name is not None
         used_first = used_first or first
