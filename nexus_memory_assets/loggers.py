@@ -18,9 +18,12 @@ PROGRESS_EVERY_S = 10.0  # a long step logs its progress at most this often (eac
 def progress_log(context: dg.OpExecutionContext, label: str) -> Progress:
     """A step's progress as a run log line every PROGRESS_EVERY_S seconds and at its end, carrying the numbers."""
     last = [time.monotonic()]
+    started = [False]
 
     def log(done: int, total: int, unit: str) -> None:
-        if done >= total or time.monotonic() - last[0] >= PROGRESS_EVERY_S:
+        # The first report too: the terse logger times the step from it, not from the step's last report.
+        if not started[0] or done >= total or time.monotonic() - last[0] >= PROGRESS_EVERY_S:
+            started[0] = True
             last[0] = time.monotonic()
             context.log.info(f"{label}: {done}/{total} {unit}", extra={PROGRESS_RECORD: (label, done, total, unit)})
 

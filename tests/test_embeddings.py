@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -111,7 +112,7 @@ def test_embed_pending_is_idempotent_and_searchable(stores: Stores, embedder) ->
     stats = embed_pending(stores, embedder, batch_size=3, on_progress=lambda d, t: progress.append((d, t)))
     assert isinstance(stats, EmbedStats)
     assert stats.rows == 4 and stats.by_type == {"fact": 4}
-    assert progress == [(3, 4), (4, 4)]
+    assert progress == [(0, 4), (3, 4), (4, 4)]  # from the start, not from the first stored batch
     assert embed_pending(stores, embedder).rows == 0
     rows = stores.conn.execute("SELECT model, dimension, length(embedding) FROM embeddings").fetchall()
     assert [tuple(r) for r in rows] == [(IDENTITY, 384, 384 * 4)] * 4
@@ -139,6 +140,38 @@ def test_embed_pending_is_idempotent_and_searchable(stores: Stores, embedder) ->
     )
     assert embed_pending(stores, embedder, fact_ids=["f6"]).rows == 1
     assert embed_pending(stores, embedder).rows == 1
+
+
+def test_embed_pending_says_how_long_it_waited_on_the_worker_ahead(stores: Stores, embedder) -> None:
+    """A drain that only waits (the worker does the embedding) is counted as waiting, and the progress
+    starts before it: a layer that waited a minute does not report its vectors done 'in 1 s'."""
+    _add_facts(stores, FACTS)
+    heard: list[object] = []
+
+    class SlowWorker:  # the EmbeddingAhead surface embed_pending uses; its worker takes 0.3 s, this thread idles
+        def __init__(self) -> None:
+            self.embedder = embedder
+
+        def submit(self, texts: list[str]) -> None:
+            heard.append(("submit", len(texts)))
+
+        def drain(self) -> None:
+            heard.append("drain")
+            time.sleep(0.3)
+
+        def vector(self, text: str) -> None:
+            return None  # nothing made ahead: encoded here
+
+        def release(self, texts: list[str]) -> None:
+            pass
+
+    stats = embed_pending(
+        stores, embedder, batch_size=3, on_progress=lambda d, t: heard.append((d, t)), ahead=SlowWorker()
+    )  # type: ignore[arg-type]
+    assert heard == [(0, 4), ("submit", 4), "drain", (3, 4), (4, 4)]
+    assert stats.rows == 4 and 0.3 <= stats.drain_s < stats.seconds
+    assert 0.25 <= stats.wait_s <= stats.drain_s
+    assert embed_pending(stores, embedder).wait_s == 0.0  # no worker, no wait
 
 
 def test_other_target_types(stores: Stores, embedder) -> None:

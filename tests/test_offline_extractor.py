@@ -24,6 +24,7 @@ from nexus_memory.writer.extractor import (
     split_compound,
     split_sentences,
 )
+from nexus_memory.writer.extractor.structure import read_message
 
 # Monday 8 May 2023, 13:56 UTC
 MAY_8 = int(datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp() * 1000)
@@ -98,6 +99,56 @@ def test_statement_without_a_person_is_attributed_to_the_sender() -> None:
     assert texts(result) == ["Caroline said the transgender stories were so inspiring."]
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Do your research and find an adoption agency.",
+        "Please take care of yourself.",
+        "Never give up on your dreams!",
+        "Don't forget your sunscreen.",
+        "Just trust your gut on this one.",
+        "Please, have fun with your kids.",
+        "When it gets hard, believe in yourself.",
+    ],
+)
+def test_advice_to_the_listener_keeps_your_as_said(said: str) -> None:
+    """An imperative is the speaker's advice: "your" stays the listener's, never the listener's name in the
+    possessive ("Do Melanie's research" reads as if Melanie's research were someone else's task)."""
+    from nexus_memory.writer.extractor.pronouns import resolve_pronouns
+
+    assert resolve_pronouns(said, "Caroline", "Melanie") == (said, False)
+
+
+def test_advice_is_stored_with_its_speaker() -> None:
+    said = "Do your research and find an adoption agency."
+    assert texts(extract([event(said)])) == ["Caroline said do your research and find an adoption agency."]
+    said = "Never give up on your dreams!"
+    assert texts(extract([event(said)])) == ["Caroline said never give up on your dreams."]
+
+
+@pytest.mark.parametrize(
+    ("said", "fact"),
+    [
+        ("Your painting is lovely.", "Melanie's painting is lovely."),  # a statement, not an imperative
+        ("Dance is your passion, right.", "Dance is Melanie's passion, right."),  # "dance" is the subject here
+        (
+            "You've come a long way - keep inspiring people with your courage.",
+            "Melanie has come a long way - keep inspiring people with Melanie's courage.",
+        ),  # the listener is named in the text, so "your" is too
+    ],
+)
+def test_second_person_outside_advice_is_still_the_listener(said: str, fact: str) -> None:
+    assert texts(extract([event(said)])) == [fact]
+
+
+def test_a_question_or_a_dropped_i_before_you_is_not_advice() -> None:
+    from nexus_memory.writer.extractor.pronouns import resolve_pronouns
+
+    assert resolve_pronouns("Do your kids like it?", "Ann", "Bo")[0] == "Do Bo's kids like it?"
+    assert resolve_pronouns("Have you been to Paris", "Ann", "Bo")[0] == "Have Bo been to Paris"
+    assert resolve_pronouns("Tell me about your trip.", "Ann", "Bo")[0] == "Tell Ann about Bo's trip."
+
+
 def test_dropped_subject_is_put_back() -> None:
     assert texts(extract([event("Went hiking with the dog.")])) == ["Caroline went hiking with the dog."]
 
@@ -112,6 +163,20 @@ def test_sentence_split_keeps_abbreviations() -> None:
         "Next step?",
         "Not sure",
     ]
+
+
+def test_a_message_read_again_reads_the_same_and_a_caller_cannot_change_it() -> None:
+    """Sentences and message parts are remembered (each episode rereads its thread): a second reading is the
+    same, and changing one reading's list does not change the next."""
+    first = split_sentences("We moved the launch. Jess booked the hall.")
+    first.append("Nobody said this.")
+    assert split_sentences("We moved the launch. Jess booked the hall.") == [
+        "We moved the launch.",
+        "Jess booked the hall.",
+    ]
+    email = "Subject: Launch\n\nWe moved the launch to May.\n\nThanks,\nDana\nProduct lead"
+    assert read_message(email) is read_message(email)  # immutable parts, read once
+    assert read_message(email).signer == "Dana" and read_message(email).body == "We moved the launch to May."
 
 
 def test_compound_split_only_between_clauses() -> None:

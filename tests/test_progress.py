@@ -60,3 +60,23 @@ def test_a_terminal_gets_a_bar() -> None:
 
 def test_durations_read_as_a_person_says_them() -> None:
     assert [duration(s) for s in (42, 420, 3_900)] == ["42 s", "7 min", "1 h 05 min"]
+
+
+def test_a_dagster_step_logs_its_first_report_so_its_end_says_how_long_it_took() -> None:
+    """A run's progress log forwards the first report and the last (those between only every PROGRESS_EVERY_S):
+    the terse logger times a step from its start, not '1,853 facts in 1 s' after a minute's wait."""
+    from nexus_memory_assets.loggers import PROGRESS_RECORD, progress_log
+
+    records: list[tuple[str, int, int, str]] = []
+
+    class Log:
+        def info(self, message: str, extra: dict[str, tuple[str, int, int, str]]) -> None:
+            records.append(extra[PROGRESS_RECORD])
+
+    class Context:
+        log = Log()
+
+    log = progress_log(Context(), "embeddings gmail")  # type: ignore[arg-type]
+    for done in (0, 128, 256, 300):
+        log(done, 300, "facts")
+    assert records == [("embeddings gmail", 0, 300, "facts"), ("embeddings gmail", 300, 300, "facts")]

@@ -159,6 +159,10 @@ class EmbedStats:
     seconds: float
     rows_per_s: float
     by_type: dict[str, int]
+    # Of `seconds`: in the embedding-ahead worker's drain (this process embedding its share beside the worker,
+    # then waiting for it), and of that the part this thread spent not computing (waiting on the worker).
+    drain_s: float = 0.0
+    wait_s: float = 0.0
 
 
 # A fact is embedded with the message it came from ("<sender>: <content>", its first this-many
@@ -333,13 +337,19 @@ def embed_pending(
         t: _pending(stores.conn, t, embedder.model_name, fact_ids if t == "fact" else None) for t in target_types
     }
     total = sum(len(rows) for rows in pending.values())
+    if on_progress and total:
+        on_progress(0, total)  # the work starts now, not at the first stored batch after the drain
     done, by_type = 0, {t: 0 for t in target_types}
+    drain_s = drain_cpu_s = 0.0
     for target_type, rows in pending.items():
         for start in range(0, len(rows), AHEAD_WINDOW):
             window = rows[start : start + AHEAD_WINDOW]
             if ahead is not None:  # this process and the worker embed the window together
                 ahead.submit([row[1] for row in window])
+                wall, cpu = time.perf_counter(), time.thread_time()
                 ahead.drain()
+                drain_s += time.perf_counter() - wall
+                drain_cpu_s += time.thread_time() - cpu
             for batch in length_batches(window, batch_size):
                 vectors = _vectors(embedder, [r[1] for r in batch], ahead)
                 with db.transaction(stores.conn):
@@ -360,7 +370,14 @@ def embed_pending(
     seconds = time.perf_counter() - started
     if done and isinstance(embedder, Embedder):
         embedder.prepare_query_encoder()  # the model is loaded now: export the query encoder ahead of recall
-    return EmbedStats(rows=done, seconds=seconds, rows_per_s=done / seconds if seconds > 0 else 0.0, by_type=by_type)
+    return EmbedStats(
+        rows=done,
+        seconds=seconds,
+        rows_per_s=done / seconds if seconds > 0 else 0.0,
+        by_type=by_type,
+        drain_s=drain_s,
+        wait_s=max(0.0, drain_s - drain_cpu_s),
+    )
 
 
 def write_fact_keys(conn: db.Connection, fact_ids: Sequence[str]) -> None:

@@ -15,6 +15,7 @@ Rules that live here (see docs/decisions.md, "Writer and identity"):
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -58,6 +59,7 @@ class MergeError(RuntimeError):
     """A merge that cannot be applied (missing entity, self-merge, failed propagation)."""
 
 
+@functools.lru_cache(maxsize=65536)  # the same few names are looked up for every message; per character is slow
 def normalize(name: str) -> str:
     """Lookup key for a name or handle: lower case, folded whitespace, phones reduced to digits.
 

@@ -106,7 +106,10 @@ class LayerReport:
             "facts": lambda: (
                 f"{d.get('episodes', 0)} episodes written ({d.get('failed', 0)} failed), {self.rows} facts"
             ),
-            "embeddings": lambda: f"{self.rows} vectors ({d.get('rows_per_s', 0)}/s)",
+            "embeddings": lambda: (
+                f"{self.rows} vectors ({d.get('rows_per_s', 0)}/s), {d.get('ahead_wait_s', 0)} s of it waiting on "
+                f"the embedding-ahead worker"
+            ),
         }[self.layer]()
         return f"{self.layer:<10} {self.platform} {self.span}: {done}, {self.seconds:.1f} s"
 
@@ -318,6 +321,9 @@ def _embed_facts(stores: Stores, report: LayerReport, embedder: Embedder, progre
         "model": embedder.model_name,
         "vectors_added": stats.rows,
         "rows_per_s": round(stats.rows_per_s, 1),
+        # Of the layer's seconds: draining the embedding-ahead worker, and of that, waiting on it.
+        "ahead_drain_s": round(stats.drain_s, 1),
+        "ahead_wait_s": round(stats.wait_s, 1),
         "facts_in_batch": len(fact_ids),
         "tool_facts_pending": len(from_tools),
     }

@@ -69,9 +69,11 @@ class OfflineWriter:
         """peer_id -> (entity id, name) for the delivered contacts messages here are addressed to that
         send nothing here (an email to the owner's address): "you" is named as they are known."""
         found: dict[str, tuple[str, str]] = {}
+        asked: set[tuple[str, str]] = set()  # a peer with no name is asked once, not for each message to it
         for event in events:
             peer = event.peer_id
-            if peer and peer not in senders and peer not in found:
+            if peer and peer not in senders and peer not in found and (event.platform, peer) not in asked:
+                asked.add((event.platform, peer))
                 known = identity.contact_name(conn, event.platform, peer)
                 if known is not None:
                     found[peer] = known

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -183,6 +184,12 @@ def photo_fact(caption: str, who: str) -> str:
 def split_sentences(text: str) -> list[str]:
     """Sentences of a message: split after . ! ? and at line breaks, but not after 'Dr.' or 'e.g.'; a line that
     goes on in lower case after a line break without a full stop goes on the same sentence."""
+    return list(_sentences(text))
+
+
+# A message is split again each time an episode of its thread reads it as context, and by several readers.
+@functools.lru_cache(maxsize=1024)
+def _sentences(text: str) -> tuple[str, ...]:
     pieces = [p.strip() for p in SENTENCE_BREAK_RE.split(text) if p and p.strip()]
     sentences: list[str] = []
     for piece in pieces:
@@ -197,7 +204,7 @@ def split_sentences(text: str) -> list[str]:
                 sentences[-1] = f"{sentences[-1]} {piece}"
                 continue
         sentences.append(piece)
-    return sentences
+    return tuple(sentences)
 
 
 # Initials that end a piece: "J.K.", "George R. R." (two or more), or one after a name ("John F.").

@@ -18,6 +18,7 @@ lines, list items and "Key: value" lines stay lines.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -86,6 +87,9 @@ class MessageParts:
     forwarded: tuple[Forwarded, ...] = ()
 
 
+# A writer reads each episode with up to 20 earlier events of its thread, so one message is read many times;
+# the parts depend on the text alone and are immutable. Bounded: a message may be a long email.
+@functools.lru_cache(maxsize=1024)
 def read_message(content: str) -> MessageParts:
     """Split a message into the sender's text, its subject, signature and forwarded messages (module doc)."""
     text = content.replace("\r\n", "\n").replace("\r", "\n")
