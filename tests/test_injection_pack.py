@@ -134,6 +134,22 @@ def test_a_long_message_is_shown_as_its_facts(stores: Stores) -> None:
     assert [item.lines for item in items] == [["- The launch moves to 25 March because the vendor slipped."]]
 
 
+@pytest.mark.parametrize(
+    "email",
+    [
+        "Subject: Launch moving\nThe vendor slipped, so the launch moves to 25 March.",
+        "The vendor slipped, so the launch moves to 25 March.\n\nThanks,\nDana",
+        "The launch moves to 25 March.\n\nOn Mon, 3 Mar 2025, Sam wrote:\n> Any news on the launch?",
+    ],
+)
+def test_a_short_email_is_shown_as_its_facts(stores: Stores, email: str) -> None:
+    """A subject line, a sign-off or a quoted reply is not what the sender said: the facts stand for it."""
+    event = _message(stores, "m4", "Dana", email)
+    facts = [_fact_of("f1", "The launch moves to 25 March because the vendor slipped.", event)]
+    items = pack(stores, "Why did the launch move?", Recalled([], facts), max_tokens=800)
+    assert [item.lines for item in items] == [["- The launch moves to 25 March because the vendor slipped."]]
+
+
 def test_a_message_with_a_hidden_fact_is_not_shown(stores: Stores) -> None:
     """A corrected fact must not come back through the message it was read from."""
     event = _message(stores, "m3", "Sam", "I live in Boston. I work at Acme.")

@@ -18,7 +18,8 @@ below, with the same reading) and packs them:
   has not seen yet follow it ("newer, not consolidated yet");
 - no fact is shown twice; facts on their own are shown in the order said under one heading per day
   ("### 8 May 2023"), the heading's tokens paid once for the day;
-- a fact on its own whose source message is short (a chat turn, not an email: at most MESSAGE_TOKENS) is
+- a fact on its own whose source message is a short chat turn (at most MESSAGE_TOKENS, and nothing around
+  its sender's words: no subject, quoted reply, signature or forwarded part, as the writer reads a message) is
   shown as that message ("- Caroline: <what she said>"), once for all its facts, while the messages fit
   in the first MESSAGE_SHARE of the budget; then facts. A fact is one sentence of a turn, and the answer
   is often in the sentence beside it ("Luna and Oliver! They are so sweet…" keeps only "they are so
@@ -64,6 +65,7 @@ from nexus_memory.recall.prompt import Prompt, read_prompt
 from nexus_memory.recall.results import RecallResult
 from nexus_memory.recall.strategies import default_embedder
 from nexus_memory.writer.extractor.dates import ANNOTATION_RE
+from nexus_memory.writer.extractor.structure import read_message
 
 LAYERS = ("mental_model", "observation", "fact", "event")  # event: said moments ago, no fact of it yet
 MODEL_SHARE = 0.15  # of the budget, at most, for one mental model
@@ -437,7 +439,7 @@ class _Packer:
         ).fetchall()
         for event_id, content, platform, handle, name in rows:
             text = " ".join(content.split())
-            if estimate_tokens(text) <= MESSAGE_TOKENS:
+            if estimate_tokens(text) <= MESSAGE_TOKENS and _plain(content, text):
                 self.messages[event_id] = _Message(event_id, sender_label(self.conn, platform, handle, name), text)
         for result in alone:
             message = self.messages.get(result.source_event_ids[0])
@@ -587,3 +589,13 @@ def _query_vector(stores: Stores, prompt: str, embedder: Any) -> np.ndarray | No
     if model is None or not prompt.strip():
         return None
     return np.asarray(model.encode_query(prompt[:2000]), dtype=np.float32)
+
+
+def _plain(content: str, text: str) -> bool:
+    """Whether a message is its sender's words alone: an email's subject, quoted reply, signature or
+    forwarded part is not something to show as said (the writer leaves them out of facts too)."""
+    parts = read_message(content)
+    return (
+        not (parts.subject or parts.signer or parts.signature or parts.forwarded)
+        and " ".join(parts.body.split()) == text
+    )
