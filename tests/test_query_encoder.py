@@ -157,3 +157,20 @@ def test_a_new_export_removes_the_superseded_ones(model, own_cache: Path) -> Non
     current = query_encoder.export_dir(DEFAULT_MODEL, model_location(DEFAULT_MODEL))
     assert sorted(p.name for p in onnx.iterdir()) == sorted([current.name, other_model.name, in_progress.name])
     assert query_encoder.checked_encoder(DEFAULT_MODEL, model_location(DEFAULT_MODEL)) is not None
+
+
+def test_another_installs_export_stays_and_a_gone_installs_goes(model, own_cache: Path, tmp_path: Path) -> None:
+    """Two environments sharing the cache keep each other's export (else each write deletes the other's,
+    and every cold process loads torch to export again); an export whose install is gone is deleted."""
+    onnx = own_cache / "onnx"
+    elsewhere = tmp_path / "other-venv" / "all-MiniLM-L6-v2"
+    elsewhere.mkdir(parents=True)
+    other_install = onnx / f"{DEFAULT_MODEL}-{'3' * 16}"
+    gone_install = onnx / f"{DEFAULT_MODEL}-{'4' * 16}"
+    for folder, source in ((other_install, elsewhere), (gone_install, tmp_path / "removed-venv")):
+        folder.mkdir(parents=True)
+        (folder / "check.json").write_text(json.dumps({"ok": True, "source": str(source)}))
+    Embedder(DEFAULT_MODEL, model, query_backend="onnx").encode_query("make the export")
+    current = query_encoder.export_dir(DEFAULT_MODEL, model_location(DEFAULT_MODEL))
+    assert sorted(p.name for p in onnx.iterdir()) == sorted([current.name, other_install.name])
+    assert query_encoder.read_check(current)["source"] == str(model_location(DEFAULT_MODEL))

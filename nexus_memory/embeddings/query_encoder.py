@@ -260,7 +260,7 @@ def export_checked(
         record = read_check(folder)
         if record is None:
             try:
-                record = _export_and_check(model, model_name, folder, reference, recipes or {})
+                record = _export_and_check(model, model_name, folder, reference, recipes or {}, source)
             except Exception as exc:  # any failure keeps the torch path; recall must not break over speed
                 log.warning("query embedding stays on torch: %s: %s", type(exc).__name__, exc)
                 return None
@@ -277,7 +277,12 @@ def export_checked(
 
 
 def _export_and_check(
-    model: Any, model_name: str, folder: Path, reference: Reference, recipes: dict[str, Reference]
+    model: Any,
+    model_name: str,
+    folder: Path,
+    reference: Reference,
+    recipes: dict[str, Reference],
+    source: Path | None = None,
 ) -> dict[str, Any]:
     """Export into a temporary folder, check it, record the check, then rename the folder into place."""
     transformer, pooling = _modules(model)
@@ -311,6 +316,8 @@ def _export_and_check(
             "padding_side": hf_tokenizer.padding_side,
             "truncation_side": hf_tokenizer.truncation_side,
             "dimension": int(np.asarray(reference("x")).shape[-1]),
+            # The install whose model files made it: another install's export is not superseded by this one.
+            "source": str(source) if source is not None else None,
         }
         encoder = _open(partial, record)
         record["parity_min_cosine"] = round(parity(encoder, reference), 6)
@@ -335,16 +342,22 @@ def _export_and_check(
 
 
 def remove_superseded(current: Path) -> list[Path]:
-    """Delete the other exports of the same model beside `current` (made for older library versions,
-    model files or export formats; ~90 MB each, never read again). Folders still being written
+    """Delete the other exports of the same model beside `current` made by this install (for older library
+    versions, model files or export formats; ~90 MB each, never read again) or by an install that is gone.
+    Another install's export stays: two environments sharing the cache would otherwise delete each other's
+    on every write, and each cold process would load torch to export again. Folders still being written
     (`.part`) and other models' exports stay. Returns what was deleted."""
     if not _key_suffix(current.name):
         return []
     model = current.name[: -len(_key_suffix(current.name))]
+    ours = (read_check(current) or {}).get("source")
     removed = []
     for sibling in current.parent.iterdir():
         suffix = _key_suffix(sibling.name)
-        if sibling != current and sibling.is_dir() and suffix and sibling.name[: -len(suffix)] == model:
+        if sibling == current or not sibling.is_dir() or not suffix or sibling.name[: -len(suffix)] != model:
+            continue
+        theirs = (read_check(sibling) or {}).get("source")
+        if theirs is None or theirs == ours or not Path(theirs).exists():
             shutil.rmtree(sibling, ignore_errors=True)
             removed.append(sibling)
     if removed:
