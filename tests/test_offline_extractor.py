@@ -145,7 +145,8 @@ def test_a_question_or_a_dropped_i_before_you_is_not_advice() -> None:
     from nexus_memory.writer.extractor.pronouns import resolve_pronouns
 
     assert resolve_pronouns("Do your kids like it?", "Ann", "Bo")[0] == "Do Bo's kids like it?"
-    assert resolve_pronouns("Have you been to Paris", "Ann", "Bo")[0] == "Have Bo been to Paris"
+    # The auxiliary that opens the question agrees with the name ("Have you" -> "Has Bo").
+    assert resolve_pronouns("Have you been to Paris", "Ann", "Bo")[0] == "Has Bo been to Paris"
     assert resolve_pronouns("Tell me about your trip.", "Ann", "Bo")[0] == "Tell Ann about Bo's trip."
 
 
@@ -530,6 +531,62 @@ def test_question_tag_keeps_the_statement_and_nickname_vocative_is_dropped() -> 
     assert texts(result) == ["Caroline said hard work pays off."]
 
 
+def test_the_speakers_excitement_is_kept_and_excitement_for_the_other_is_not() -> None:
+    assert texts(extract([event("Thanks, Melanie! I'm excited! It's been a wild ride.")])) == [
+        "Caroline is excited.",
+        "Caroline said it's been a wild ride.",
+    ]
+    assert texts(extract([event("I was really excited.")])) == ["Caroline was really excited."]
+    assert texts(extract([event("I'm so excited for you!")])) == []
+
+
+def test_a_possessive_after_a_formulaic_word_is_the_listeners() -> None:
+    # "love you" is formulaic; "love your painting" is about Melanie's painting.
+    assert texts(extract([event("Love your painting! Love you!")])) == ["Caroline loves Melanie's painting."]
+
+
+def test_advice_to_make_sure_is_kept_and_a_request_is_not() -> None:
+    advice = "No, not really. Just keep their area clean, feed them properly, and make sure they get enough light."
+    assert texts(extract([event(advice)])) == [
+        "Caroline said just keep their area clean, feed them properly, and make sure they get enough light."
+    ]
+    assert texts(extract([event("Also be sure to build relationships with your customers.")])) == [
+        "Caroline said be sure to build relationships with your customers."
+    ]
+    # Something asked for the speaker is a request of the moment, advice or not.
+    assert texts(extract([event("Make sure you send me the file. Please make sure to book it.")])) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        # A plain present verb after a noun subject, and an opener before the statement.
+        ("Sunflowers mean warmth and happiness, right?", ["Caroline said sunflowers mean warmth and happiness."]),
+        (
+            "Oh, and BTW, I started my own online clothing store not so long ago - pretty cool, huh?",
+            ["Caroline started Caroline's own online clothing store not so long ago - pretty cool."],
+        ),
+        ("Wow, traveling is amazing, isn't it?", ["Caroline said traveling is amazing."]),
+        # A contracted "is" after its subject.
+        (
+            "It's awesome how our passions connect us with others, yeah?",
+            ["Caroline said it's awesome how our passions connect us with others."],
+        ),
+        # A tag without a comma: the statement stays ("My new job is at a bakery right?").
+        ("My sister moved to Boston right?", ["Caroline's sister moved to Boston."]),
+        # A statement, a dash, then the question.
+        (
+            "You mentioned exploring endorsements - have you made any progress?",
+            ["Melanie mentioned exploring endorsements."],
+        ),
+        # Tags on what states nothing, and real questions, keep nothing.
+        ("Cute, right? Do you like it? What made you paint that?", []),
+    ],
+)
+def test_a_statement_before_a_question_tag_is_kept(content: str, expected: list[str]) -> None:
+    assert texts(extract([event(content)])) == expected
+
+
 # --- words that carry an answer -------------------------------------------------------------------
 
 
@@ -551,6 +608,19 @@ def test_a_verbless_reply_to_a_question_is_kept_with_the_question() -> None:
     assert _reply("How was the trip?", "Thanks! It was amazing.") == [
         'Asked "How was the trip?", Melanie answered: It was amazing.'
     ]
+
+
+def test_a_verbless_reply_to_a_question_for_any_thing_is_kept_with_the_question() -> None:
+    # The inverted auxiliary agrees with the name it now stands before ("Do you" -> "Does Melanie").
+    assert _reply("Do you have any favorite fantasy movies as well? These are mine.", "Definitely Star Wars!") == [
+        'Asked "Does Melanie have any favorite fantasy movies as well?", Melanie answered: Definitely Star Wars.'
+    ]
+    assert _reply("Have you been to any of the real Potter places?", "Not yet, sadly.") == [
+        'Asked "Has Melanie been to any of the real Potter places?", Melanie answered: Not yet, sadly.'
+    ]
+    # A reply that names nothing answers no question for a thing.
+    assert _reply("Did you dress up as any character?", "It was awesome!") == []
+    assert _reply("Do you have any goals you want to try?", "Nice one, Caroline!") == []
 
 
 @pytest.mark.parametrize(

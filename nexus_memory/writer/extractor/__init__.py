@@ -16,11 +16,13 @@ Pipeline for one event (`facts.extract`), and the module that does each step:
 4. find contact statements and introductions in the sender's text, and contacts in the signature, whose
    other lines become one fact about the sender: `contacts`, `introductions`;
 5. split into sentences and clauses at "; ", drop questions (keeping what a statement-ordered question or
-   the statement before a tag states) and what is no fact (filler, pleasantries, thanks, errands of the
-   moment, verbless replies, requests of the moment, bare praise), strip leading interjections, greetings,
-   thanks before a clause and vocatives (the one a vocative calls is "you"), and put back a dropped subject
-   ("Went hiking." -> "I went hiking."): `sentences`; a verbless first reply to the other speaker's question
-   is kept with the question ('Asked "What are Mel's pets' names?", Mel answered: Luna and Oliver.');
+   the statement before a tag or a dashed question states) and what is no fact (filler, pleasantries, thanks,
+   errands of the moment, verbless replies, requests of the moment but not advice to make sure of something,
+   bare praise), strip leading interjections, greetings, thanks before a clause and vocatives (the one a
+   vocative calls is "you"), and put back a dropped subject ("Went hiking." -> "I went hiking."): `sentences`;
+   a verbless first reply to the other speaker's question (a wh-question, or one for any one thing: "Any
+   favorite movies?") is kept with the question ('Asked "What are Mel's pets' names?", Mel answered: Luna and
+   Oliver.');
 6. name he/she/him/her when exactly one person of the episode is meant (`antecedents`), then split each
    sentence on a causal cue (cause + effect facts and a `CausalPair`): `causal`; otherwise on ", and " /
    ", but " when both sides are clauses (subject-like start and a verb): `sentences`;

@@ -86,10 +86,12 @@ _FIRST = ("i", "me", "my", "mine", "myself")
 
 
 def _generic_you(match: re.Match[str]) -> bool:
-    """A second-person match that is formulaic, not the addressee ("thank you", "you know")."""
+    """A second-person match that is formulaic, not the addressee ("thank you", "you know"); a possessive after
+    those words is the addressee's ("Love your painting", "if your kids like it")."""
     before = match.string[: match.start()]
     after = match.string[match.end("pro") + len(match.group("con") or "") :]
-    return bool(GENERIC_YOU_BEFORE.search(before) or GENERIC_YOU_AFTER.match(after))
+    formulaic = match.group("pro").lower() == "you" and GENERIC_YOU_BEFORE.search(before)
+    return bool(formulaic or GENERIC_YOU_AFTER.match(after))
 
 
 def _advice(text: str, peer: str | None) -> set[int]:
@@ -173,18 +175,24 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
     resolved = PRONOUN_RE.sub(replace, text)
     if resolved != text:
         named = "|".join(re.escape(n) for n in {speaker, peer} if n)
-        # Only in a question's inverted order, after its wh-word ("How long have you been"): "to have you" stays.
+        # Only in a question's inverted order, after its wh-word ("How long have you been") or opening it ("Do
+        # you have any pets" -> "Does Bo have any pets"): "to have you" stays.
         resolved = re.sub(
-            r"(\b(?:what|how|where|when|why|who|which)\b(?:\s+[\w'\u2019]+){0,2}\s+)("
+            r"(\b(?:what|how|where|when|why|who|which)\b(?:\s+[\w'\u2019]+){0,2}\s+|^)("
             + "|".join(_SINGULAR_AUX)
             + r")(\s+(?:"
             + named
             + r")\b)(?!['\u2019]s\b)",
-            lambda m: m.group(1) + _SINGULAR_AUX[m.group(2).lower()] + m.group(3),
+            lambda m: m.group(1) + _same_case(_SINGULAR_AUX[m.group(2).lower()], m.group(2)) + m.group(3),
             resolved,
             flags=re.IGNORECASE,
         )
     return resolved, used_first
+
+
+def _same_case(word: str, like: str) -> str:
+    """`word` capitalised as `like` is ("Do" -> "Does")."""
+    return word[:1].upper() + word[1:] if like[:1].isupper() else word
 
 
 def _agree(verb: str, *, open_class: bool) -> str:

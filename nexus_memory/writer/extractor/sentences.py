@@ -11,6 +11,7 @@ from nexus_memory.writer.extractor.literals import EMAIL_RE, URL_RE
 from nexus_memory.writer.extractor.text import capitalise, finish, finite_verb
 from nexus_memory.writer.extractor.words import (
     ABBREVIATIONS,
+    ANY_WORDS,
     AUX_VERBS,
     CHATTER,
     DETERMINERS,
@@ -26,6 +27,7 @@ from nexus_memory.writer.extractor.words import (
     QUESTION_LEADS,
     QUESTION_OPENERS,
     QUESTION_SUBJECTS,
+    QUESTION_TAGS,
     SECOND_PERSON,
     SMALL_TALK_WORDS,
     STOPWORDS,
@@ -107,6 +109,8 @@ MOMENT_RE = re.compile(
 )
 # An inverted auxiliary after its pronoun: a request or a question ("can you find me ...", "could we do ...").
 INVERTED_REQUEST_RE = re.compile(r"\b(?:can|could|would|will|do|did|should)\s+(?:you|u|we|i)\b", re.IGNORECASE)
+# A check the speaker tells the other to make: advice to keep ("Make sure you watch other people's videos first").
+ADVICE_RE = re.compile(r"\b(?:make|be)\s+(?:sure|certain)\b", re.IGNORECASE)
 # Words a request may open with that change nothing: "please send ...", "just fill it out".
 REQUEST_OPENERS = frozenset({"please", "pls", "just", "definitely", "also", "so", "and"})
 FRAGMENT_MAX_WORDS = 3  # a verbless reply this short means something only next to what it answers
@@ -159,6 +163,8 @@ def is_ephemeral(content: str, names: NameBook | None = None) -> bool:
     words = [w.lower() for w in WORD_RE.findall(stripped)]
     if not words:
         return True
+    if any(EXCITED_RE.match(s.replace("\u2019", "'")) for s in split_sentences(stripped)):
+        return False
     if " ".join(words) in CHATTER or all(w in CHATTER for w in words):
         return True
     content_words = [
@@ -289,13 +295,15 @@ def _strip_openers(text: str, names: NameBook | None) -> tuple[str, str | None]:
 
 def question_to(text: str, names: NameBook | None = None) -> str:
     """The message's last question, without its openers, when it asks what, who, how ... ("What are your pets'
-    names?"); '' when that question is a yes/no one, a request, or there is none."""
+    names?") or asks for any one thing ("Do you have any favorite fantasy movies?", which "Definitely Star
+    Wars!" answers); '' when that question is another yes/no one, a request, or there is none."""
     for sentence in reversed(split_sentences(text)):
         if not sentence.rstrip("\"')").endswith("?"):
             continue
         question = _strip_openers(re.sub(r"\s+", " ", EMOJI_RE.sub("", sentence)).strip(), names)[0]
         words = [w.lower() for w in WORD_RE.findall(question.replace("\u2019", "'"))]
-        if words and words[0].split("'")[0] in WH_WORDS and not statement_in_question(question):
+        asks_any = bool(words) and words[0] in INVERTED_AUXILIARIES and bool(ANY_WORDS & set(words))
+        if words and (words[0].split("'")[0] in WH_WORDS or asks_any) and not statement_in_question(question):
             return capitalise(question)
         return ""  # only the message's last question is the one a reply answers
     return ""
@@ -309,13 +317,18 @@ def is_courtesy(sentence: str, names: NameBook | None = None) -> bool:
     return bool(only_names or PLEASANTRY_RE.match(sentence) or GRATITUDE_RE.match(sentence))
 
 
-def is_answer(sentence: str, names: NameBook | None = None) -> bool:
+def is_answer(sentence: str, names: NameBook | None = None, asked: str = "") -> bool:
     """A cleaned sentence that says nothing on its own but may answer a question ('Luna and Oliver', 'Super
     good', 'It was amazing'): not courtesy or a name alone, not where someone is now, not a request, praise or a
-    remark on what was shown ('That pic is cool'), and one content word of three letters or more."""
+    remark on what was shown ('That pic is cool'), and one content word of three letters or more. The answer to a
+    yes/no question for any one thing (`asked`: "Any favorite movies?") names one: 'Definitely Star Wars', not
+    'It sounds fun'."""
     if is_courtesy(sentence, names) or is_moment(sentence) or is_request(sentence) or REMARK_RE.match(sentence):
         return False
     words = [w.lower() for w in WORD_RE.findall(sentence)]
+    if words and WORD_RE.findall(asked.lower())[:1] and WORD_RE.findall(asked.lower())[0] in INVERTED_AUXILIARIES:
+        said_nothing = STOPWORDS | CHATTER | FILLER_WORDS | PRAISE_WORDS | {"one", "ones"}  # "Nice one!"
+        return words[0] not in SUBJECT_WORDS and any(len(w) > 2 and w not in said_nothing for w in words)
     return not is_compliment(words) and any(len(w) > 2 and w not in STOPWORDS and w not in CHATTER for w in words)
 
 
@@ -335,22 +348,41 @@ def statement_in_question(sentence: str) -> str:
     anything good nearby?") states the part before the tag. A real question ("What would you partition
     on?") or a request ("For Lisbon, can you find me a hotel ...?") states nothing.
     """
-    head, comma, tag = sentence.rstrip("?!. ").rpartition(",")
     body = sentence.rstrip("?!. ")
+    head, comma, tag = body.rpartition(",")
     if comma and _states(head) and not _states(tag.strip()):
         return head.strip() + "."
+    # A statement, a dash, then the question: "You mentioned exploring endorsements - have you made any progress?"
+    said, dash, asked = body.rpartition(" - ")
+    if dash and asks(asked) and _states(said):
+        return said.strip() + "."
+    untagged, _space, last = body.rpartition(" ")
+    if last.lower() in QUESTION_TAGS and _states(untagged):
+        return untagged.strip(" ,") + "."
     if _states(body):
         return body + "."
     return ""
 
 
 def _states(text: str) -> bool:
-    """A clause in the order of a statement: subject and verb, no question opener, no inverted request."""
+    """A clause in the order of a statement once its openers are gone ("Oh, and BTW, I started ..."): subject
+    and verb, no question opener, no inverted request."""
+    text = DISCOURSE_RE.sub("", INTERJECTION_RE.sub("", text.strip()), count=1)
     words = WORD_RE.findall(text.lower().replace("\u2019", "'"))
     if not words or words[0] in QUESTION_OPENERS or asks(text) or INVERTED_REQUEST_RE.search(text):
         return False
     short = len(words) == 2 and words[0] in SUBJECT_WORDS and has_verb(text)  # "I'm vegetarian"
-    return short or is_clause(text.strip())
+    return short or is_clause(text.strip()) or (len(words) > 2 and _subject_and_verb(words))
+
+
+def _subject_and_verb(words: list[str]) -> bool:
+    """What `is_clause`'s cheap verb test misses, read from the first two words: a contracted "is" ("It's
+    awesome how ...", "That's a japanese game"), or a noun then a plain verb ("Sunflowers mean warmth",
+    "Traveling is amazing")."""
+    first, second = words[0], words[1]
+    if first.endswith("'s") and first in SUBJECT_WORDS:
+        return True
+    return first not in STOPWORDS and second in PRESENT_VERBS | {"is", "are", "was", "were"}
 
 
 def asks(sentence: str) -> bool:
@@ -392,12 +424,23 @@ def _wh_phrase_inverted(tokens: list[str]) -> bool:
     return False
 
 
+# The speaker's own excitement, said on its own ("I'm excited!", "I was really excited about them too"): what a
+# reply answers "how did you feel?" with, though "excited" is filler elsewhere ("So exciting!").
+EXCITED_RE = re.compile(
+    r"^i(?:'m| am| was| feel| felt|'ve been| have been)\s+(?:(?:so|really|very|super|pretty|quite|truly|totally)\s+)*"
+    r"(?:excited|thrilled|stoked|pumped)(?:\s+(?:about|for|with)\s+(?!you\b)[^,]+?)?(?:\s+(?:too|as well))?[.!]*$",
+    re.IGNORECASE,
+)
+
+
 def is_informative(sentence: str, names: NameBook | None = None) -> bool:
     """False for what is not a fact: filler ('That's so cool.'), pleasantries, thanks, where someone is right
     now ('omw, 10 min'), a verbless reply ('Kestrel again'), a request of the moment ('send me details'), and
-    bare praise of the one spoken to ('You're the best')."""
+    bare praise of the one spoken to ('You're the best'); the speaker's excitement is one ("I'm excited!")."""
     if PLEASANTRY_RE.match(sentence) or GRATITUDE_RE.match(sentence) or is_moment(sentence):
         return False
+    if EXCITED_RE.match(sentence.replace("\u2019", "'")):
+        return True
     words = [w.lower() for w in WORD_RE.findall(sentence)]
     if len(words) < 2:
         return False  # "Mel." / "Congrats." say nothing on their own
@@ -432,13 +475,26 @@ def is_moment(sentence: str) -> bool:
 def is_request(sentence: str) -> bool:
     """A request of the moment: it opens with a verb ('send me details', 'please tell us', 'book it') and
     carries no plan: no date, time, number or name, no decision, commitment or action item. A proposal
-    ("let's keep supporting each other") is the speaker's own intention, and stays."""
+    ("let's keep supporting each other") is the speaker's own intention, and stays; so is advice, a check the
+    other is told to make for their own sake ("Be sure to build relationships with your customers"), where
+    nothing is asked for the speaker ("make sure you send me the file" is a request)."""
     words = WORD_RE.findall(sentence)
+    if is_advice(sentence):
+        return False
     while words and words[0].lower() in REQUEST_OPENERS:
         words = words[1:]
     if not _opens_with_verb(sentence) or (len(words) > 1 and finite_verb(words[1].lower())):
         return False  # "Backfill finished overnight" has its verb after a subject
     return not any(_anchor(w) for w in words[1:]) and classify_kind(sentence) == "fact"
+
+
+def is_advice(sentence: str) -> bool:
+    """An imperative that tells the other to make sure of something for their own sake ("Just keep their area
+    clean ... and make sure they get enough light"): nothing in it asks for the speaker ("make sure you send
+    me the file", "please make sure to book it")."""
+    words = {w.lower() for w in WORD_RE.findall(sentence)}
+    asks_for_speaker = words & (FIRST_PERSON | {"us", "our", "please", "pls"})
+    return _opens_with_verb(sentence) and bool(ADVICE_RE.search(sentence)) and not asks_for_speaker
 
 
 def _opens_with_verb(sentence: str) -> bool:
@@ -471,7 +527,7 @@ def supply_subject(sentence: str) -> str:
     'Went hiking.' -> 'I went hiking.'; 'So glad you came.' -> "I'm so glad you came."
     """
     words = WORD_RE.findall(sentence.replace("\u2019", "'"))
-    if not words:
+    if not words or is_advice(sentence):  # "Just keep their area clean and make sure ..." tells, not did
         return sentence
     first = words[0].lower()
     second = words[1].lower() if len(words) > 1 else ""

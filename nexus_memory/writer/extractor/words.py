@@ -61,6 +61,7 @@ sounds sound looks look seems seem like love loved much lot lots thing things st
 see hear heard talk soon later care luck welcome pleasure problem worries too same also always
 awesome beautiful cute gorgeous stunning brilliant perfect interesting exciting excited cool neat
 nice fab fabulous wow hope hoping guess think mean know yeah ya yo pretty quite such tho though
+woohoo hoo
 """)
 
 # Capitalised words that are not names when they appear mid-sentence (and "Asked", which opens a kept answer:
@@ -113,6 +114,10 @@ INVERTED_AUXILIARIES = word_set(
 )
 # Connectives a question may open with before its inversion: "So has Nate been ...", "And do you ...".
 QUESTION_LEADS = word_set("so and but ok okay well oh then")
+# Words of a yes/no question that asks for a thing: a reply that names one answers it ("Any favorite movies?").
+ANY_WORDS = word_set("any favorite favourite favorites favourites")
+# A tag a statement may end in without a comma before it: "That's a japanese game series right?".
+QUESTION_TAGS = word_set("right huh yeah eh no ok okay alright")
 # Words that open a noun phrase: after "What book is" they start the subject ("... is your sister reading").
 DETERMINERS = word_set("the a an my your his her their our its these those")
 # Who an inverted auxiliary asks about: "did you ...", "is it ...", "can we ...".
