@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
@@ -16,7 +17,7 @@ from nexus_memory.core.ids import now_ms, ulid
 from nexus_memory.core.stores import Stores
 from nexus_memory.identity import store as identity
 from nexus_memory.lifecycle import corrections
-from nexus_memory.recall import RecallResponse, recall
+from nexus_memory.recall import RecallResponse, recall, strategies
 from nexus_memory.recall.engine import BUDGETS, TOOL_PLATFORM
 from nexus_memory.recall.fusion import RRF_K, STRATEGY_WEIGHTS
 from nexus_memory.recall.query_entities import without_names
@@ -325,6 +326,18 @@ def test_keyword_alone_without_vectors(stores: Stores, world: dict[str, str]) ->
     assert "semantic" not in response.timings_ms
 
 
+def test_keyword_ranks_only_the_newest_matches(stores: Stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    """BM25 ranks the newest KEYWORD_WINDOW matching facts (hidden ones not counted); equal ranks: older first."""
+    strong = add_fact(stores, "pottery pottery pottery")
+    same = [add_fact(stores, "a pottery class on a rainy tuesday") for _ in range(3)]
+    hidden = add_fact(stores, "pottery again")
+    corrections.supersede(stores.conn, hidden, strong, now_ms())
+    keyword = [r.id for r in recall(stores, "pottery", scope=["facts"], touch=False).results]
+    assert keyword == [strong, *same]
+    monkeypatch.setattr(strategies, "KEYWORD_WINDOW", 3)
+    assert [r.id for r in recall(stores, "pottery", scope=["facts"], touch=False).results] == same
+
+
 def test_low_budget_without_vectors_falls_back_to_keyword(stores: Stores, world: dict[str, str]) -> None:
     response = recall(stores, "carbonara", budget="low", scope=["facts"])
     assert ids(response) == [world["pasta"]]
@@ -405,6 +418,39 @@ def test_busy_name_is_averaged_out_of_the_query_embedding(stores: Stores) -> Non
     add_fact(stores, "Melanie paints", entities=[other])
     recall(stores, "What does Melanie paint?", scope=["facts"], budget="low", embedder=embedder)
     assert embedder.query_batches[-1] == ["What does Melanie paint?"]
+
+
+class ThreadedEmbedder(FakeEmbedder):
+    """Says its query model releases the GIL, as the ONNX one does, and records the thread each query ran on."""
+
+    queries_release_gil = True
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self.threads.append(threading.get_ident())
+        return super().encode_queries(texts)
+
+
+def test_query_embedded_beside_the_sql_strategies_changes_no_result(
+    stores: Stores, embedded: dict[str, str], fake: FakeEmbedder
+) -> None:
+    """The model runs in a worker thread while keyword and entity search run; the answer is the same."""
+    threaded = ThreadedEmbedder()
+    cases = [("Sarah knee", "mid"), ("What did Sarah do in June 2023?", "high"), ("Sarah knee", "low")]
+    for query, budget in cases:
+        inline, beside = (
+            recall(stores, query, budget=budget, embedder=model, touch=False, reference_time=REFERENCE)
+            for model in (fake, threaded)
+        )
+        assert beside.results and "semantic" in beside.timings_ms
+        assert [(r.id, r.score, r.ranks, r.metadata) for r in beside.results] == [
+            (r.id, r.score, r.ranks, r.metadata) for r in inline.results
+        ]
+    caller = threading.get_ident()
+    # A low budget has nothing to run meanwhile: its query is embedded on the caller's thread.
+    assert [thread == caller for thread in threaded.threads] == [False, False, True]
 
 
 def test_without_names(stores: Stores) -> None:

@@ -149,6 +149,12 @@ class Embedder:
                     self._queries.popitem(last=False)
         return np.stack([known[text] for text in texts])
 
+    @property
+    def queries_release_gil(self) -> bool:
+        """A query embeds through the loaded ONNX model, which holds no Python lock while it runs: another
+        thread can embed it while the caller does other work (recall's SQL strategies)."""
+        return self.query_backend == "onnx" and self._query_encoder is not None
+
     def _encode_queries_now(self, texts: list[str]) -> np.ndarray:
         # Queries go through the fp32 ONNX export whatever the documents' recipe: fp32 queries search bf16
         # documents as well as bf16 queries do (LoCoMo dev, docs/speed.md), so this is allowed on purpose.

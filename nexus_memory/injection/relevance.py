@@ -131,13 +131,11 @@ def store_reading(conn: db.Connection, prompt: Prompt) -> PromptReading:
     # max(rowid) stands in for count(*), which reads a whole index (tens of ms at 1M facts).
     facts = conn.execute("SELECT coalesce(max(rowid), 0) FROM facts").fetchone()[0]
     rare_limit = min(max(RARE_MIN, int(facts * RARE_SHARE)), keyword.PROBE_CAP)
-    rare: list[str] = []
-    for term in prompt.text_terms[: keyword.MAX_PROBES]:
-        frequency = keyword.document_frequency(conn, "facts_fts", term, cap=rare_limit + 1)
-        if 0 < frequency <= rare_limit:
-            rare.append(term)
+    # One statement for all terms; the counts also say which of them facts hold (_capitalised_words).
+    frequency = keyword.document_frequencies(conn, "facts_fts", prompt.text_terms[: keyword.MAX_PROBES], rare_limit + 1)
+    rare = [term for term, count in frequency.items() if 0 < count <= rare_limit]
     names = prompt.names
-    unknown, known = _capitalised_words(conn, prompt.text, names)
+    unknown, known = _capitalised_words(conn, prompt.text, names, frequency)
     words = _words_besides_names(conn, prompt)
     return PromptReading(prompt.named, unknown, tuple(rare), known, words, names.others, names.newcomers)
 
@@ -160,10 +158,13 @@ def _words_besides_names(conn: db.Connection, prompt: Prompt) -> tuple[str, ...]
     return tuple(t for t in terms if t not in name_words)
 
 
-def _capitalised_words(conn: db.Connection, prompt: str, names: MeantNames) -> tuple[tuple[str, ...], bool]:
+def _capitalised_words(
+    conn: db.Connection, prompt: str, names: MeantNames, frequency: Mapping[str, int]
+) -> tuple[tuple[str, ...], bool]:
     """The prompt's capitalised words (not opening a sentence) that no entity or fact holds, and
     whether any other one is known to the store. A word of a participant's name is theirs wherever it
-    stands: a stranger's when this memory never met them, known when it did."""
+    stands: a stranger's when this memory never met them, known when it did. `frequency`: facts holding
+    a term, counted already (a term not in it is probed)."""
     found: list[str] = []
     known = False
     probes = 0
@@ -185,7 +186,8 @@ def _capitalised_words(conn: db.Connection, prompt: str, names: MeantNames) -> t
         if probes > keyword.MAX_PROBES or len(found) >= MAX_STRANGERS:
             break
         if _known_name(conn, key) or any(
-            keyword.document_frequency(conn, "facts_fts", t, cap=1) for t in keyword.tokenize(word)
+            frequency[t] if t in frequency else keyword.document_frequency(conn, "facts_fts", t, cap=1)
+            for t in keyword.tokenize(word)
         ):
             known = True
         else:

@@ -52,12 +52,12 @@ from nexus_memory.recall.results import RecallResult, materialize, pack, touch_r
 from nexus_memory.recall.strategies import (
     QueryContext,
     causal_search,
-    embed_query,
     entity_search,
     keyword_search,
     recency_search,
     semantic_model,
     semantic_search,
+    start_query_embedding,
 )
 from nexus_memory.recall.units import add_speaker_list
 
@@ -197,6 +197,8 @@ def recall(
 
     if entity_ids == () or max_results <= 0:
         return finish([])
+    # The query model runs first, beside the SQL below when it can (strategies.start_query_embedding).
+    embedded = _start_embedding(ctx, plan, embedder, timings) if ctx.types else None
     fresh: list[RecallResult] = []
     if "event" in types:  # first: an event the writer finishes meanwhile is still found, as itself or its facts
         with _timed(timings, "fresh"):
@@ -205,7 +207,7 @@ def recall(
             event.score += FRESH_TIER
     results: list[RecallResult] = []
     if ctx.types:
-        lists = _run_strategies(ctx, plan, embedder, timings)
+        lists = _run_strategies(ctx, plan, embedded, timings)
         fused, order = _fuse_and_order(ctx, lists, max_results, timings)
         with _timed(timings, "materialize"):
             results = materialize(stores.conn, list(order), order, fused, lists)
@@ -273,39 +275,51 @@ def _resolve_entity_filter(conn: db.Connection, value: str) -> tuple[str, ...]:
 # --- running the strategies --------------------------------------------------------------------
 
 
-def _run_strategies(
+def _start_embedding(
     ctx: QueryContext, plan: Budget, embedder: Embedder | None, timings: dict[str, float]
+) -> Callable[[], None] | None:
+    """Start embedding the query when the budget searches by meaning and the store has vectors; returns
+    what waits for the vector (None: no semantic search)."""
+    if "semantic" not in plan.strategies:
+        return None
+    with _timed(timings, "embed"):
+        model = semantic_model(ctx, embedder)
+        return None if model is None else start_query_embedding(ctx, model, beside=len(plan.strategies) > 1)
+
+
+def _run_strategies(
+    ctx: QueryContext, plan: Budget, embedded: Callable[[], None] | None, timings: dict[str, float]
 ) -> dict[str, list[Ranked]]:
-    """Run the budget's strategies; returns strategy name -> its ranked lists."""
+    """Run the budget's strategies (`embedded`: waits for the query vector, see _start_embedding); returns
+    strategy name -> its ranked lists."""
     names = ("semantic", "keyword", "entity", "speaker", "causal", "recency")
     lists: dict[str, list[Ranked]] = {name: [] for name in names}
     strategies = set(plan.strategies)
-    model = None
-    if "semantic" in strategies:
-        with _timed(timings, "embed"):
-            model = semantic_model(ctx, embedder)
-    if model is not None:
-        with _timed(timings, "embed"):
-            embed_query(ctx, model)
-    elif strategies == {"semantic"}:
+    if embedded is None and strategies == {"semantic"}:
         strategies.add("keyword")  # low budget without vectors: keyword is the cheap stand-in
-    if "semantic" in strategies and ctx.query_vector is not None:
-        with _timed(timings, "semantic"):
-            lists["semantic"].append(semantic_search(ctx))
+    # A query's date makes each search run twice: in its window, then over all time (`wide`, facts only:
+    # higher layers that match go first, so one outside the window would lead).
+    wide = None
+    if ctx.any_time is not None and "fact" in ctx.types:
+        wide = replace(ctx, types=("fact",), filters=ctx.any_time, any_time=None)
     if "keyword" in strategies:
         with _timed(timings, "keyword"):
             lists["keyword"] += keyword_search(ctx)
-    if ctx.any_time is not None and "fact" in ctx.types:
-        with _timed(timings, "any_time"):
-            # Facts only: higher layers that match go first, so one outside the window would lead.
-            wide = replace(ctx, types=("fact",), filters=ctx.any_time, any_time=None)
-            if lists["semantic"]:
-                lists["semantic"].append(semantic_search(wide))
-            if "keyword" in strategies:
+        if wide is not None:
+            with _timed(timings, "any_time"):
                 lists["keyword"] += keyword_search(wide)
     if "entity" in strategies:
         with _timed(timings, "entity"):
             lists["entity"] += entity_search(ctx)
+    if embedded is not None:
+        with _timed(timings, "embed"):  # what is left of the model's time once the SQL above is done
+            embedded()
+    if "semantic" in strategies and ctx.query_vector is not None:
+        with _timed(timings, "semantic"):
+            lists["semantic"].append(semantic_search(ctx))
+        if wide is not None:
+            with _timed(timings, "any_time"):
+                lists["semantic"].append(semantic_search(replace(wide, query_vector=ctx.query_vector)))
     if len(plan.strategies) > 1 and "fact" in ctx.types:
         with _timed(timings, "speaker"):  # what the person the question names said: recall/units.py
             add_speaker_list(ctx.conn, ctx.prompt, lists)

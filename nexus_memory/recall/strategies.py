@@ -27,7 +27,9 @@ the semantic strategy: the query is embedded with and without its name and the t
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -92,16 +94,38 @@ def semantic_model(ctx: QueryContext, embedder: Embedder | None) -> Embedder | N
     return embedder
 
 
-def embed_query(ctx: QueryContext, embedder: Embedder) -> None:
-    """Set ctx.query_vector."""
+def start_query_embedding(ctx: QueryContext, embedder: Embedder, *, beside: bool) -> Callable[[], None]:
+    """Start embedding the query; the returned function waits for it and sets ctx.query_vector.
+
+    With `beside`, a model that releases the GIL (the ONNX one) runs in a worker thread, so the caller's SQL
+    strategies run meanwhile instead of after its 5-7 ms; any other model runs here and now.
+    """
     # A busy entity's name (the user, a conversation partner) is in most facts, and in a short query it
     # pulls the embedding toward every fact that repeats it. Averaging with the query embedded without
     # it keeps who the question is about while what it asks decides the ranking (see the module docstring).
     text, busy = ctx.prompt.searched, ctx.prompt.busy
-    generic = without_names(ctx.conn, text, sorted(busy)) if busy else None
+    generic = without_names(ctx.conn, text, sorted(busy)) if busy else None  # SQL: on the caller's thread
     texts = [text[:EMBED_CHARS]] + ([generic[:EMBED_CHARS]] if generic is not None else [])
-    vector = np.asarray(embedder.encode_queries(texts), dtype=np.float32).sum(axis=0)
-    ctx.query_vector = vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+    def unit(vectors: np.ndarray) -> None:
+        vector = np.asarray(vectors, dtype=np.float32).sum(axis=0)
+        ctx.query_vector = vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+    if beside and getattr(embedder, "queries_release_gil", False):
+        pending = _query_pool().submit(embedder.encode_queries, texts)
+        return lambda: unit(pending.result())
+    unit(embedder.encode_queries(texts))
+    return lambda: None
+
+
+_POOL: list[tuple[int, ThreadPoolExecutor]] = []  # (pid, pool): a forked child makes its own
+
+
+def _query_pool() -> ThreadPoolExecutor:
+    """The threads that embed queries beside recall's SQL (a few: concurrent recalls each embed one)."""
+    if not _POOL or _POOL[0][0] != os.getpid():
+        _POOL[:] = [(os.getpid(), ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding"))]
+    return _POOL[0][1]
 
 
 _UNLOADABLE: set[str] = set()  # models that failed to load in this process: don't retry every query
@@ -278,13 +302,14 @@ def _fts_facts(ctx: QueryContext) -> Ranked:
     where, args = ctx.filters.fact_sql("f")
     # ORDER BY bm25 scores every matching row: at 1M facts a common term matches 50k+ rows (~150 ms).
     # Walking matches newest-first is cheap, so BM25 ranks only the newest KEYWORD_WINDOW of them; rare
-    # terms (the ones keyword search exists for) match fewer rows than that and are ranked in full.
-    bound_sql = f"""SELECT fact_keys_fts.rowid FROM fact_keys_fts JOIN facts f ON f.rowid = fact_keys_fts.rowid
-                    WHERE fact_keys_fts MATCH ? AND {where} ORDER BY fact_keys_fts.rowid DESC LIMIT 1 OFFSET ?"""
-    bound = ctx.conn.execute(bound_sql, [match, *args, KEYWORD_WINDOW - 1]).fetchone()
-    sql = f"""SELECT f.id, bm25(fact_keys_fts) AS rank FROM fact_keys_fts JOIN facts f ON f.rowid = fact_keys_fts.rowid
-              WHERE fact_keys_fts MATCH ? AND fact_keys_fts.rowid >= ? AND {where} ORDER BY rank LIMIT ?"""
-    rows = ctx.conn.execute(sql, [match, bound[0] if bound else 0, *args, ctx.limit]).fetchall()
+    # terms (the ones keyword search exists for) match fewer rows than that and are ranked in full. One walk
+    # scores them as it goes (ties in rank go to the older fact).
+    sql = f"""SELECT id, rank FROM (
+                SELECT f.id AS id, bm25(fact_keys_fts) AS rank, fact_keys_fts.rowid AS key_rowid
+                FROM fact_keys_fts JOIN facts f ON f.rowid = fact_keys_fts.rowid
+                WHERE fact_keys_fts MATCH ? AND {where} ORDER BY fact_keys_fts.rowid DESC LIMIT ?)
+              ORDER BY rank, key_rowid LIMIT ?"""
+    rows = ctx.conn.execute(sql, [match, *args, KEYWORD_WINDOW, ctx.limit]).fetchall()
     return [(result_key("fact", r[0]), float(r[1])) for r in rows]
 
 
