@@ -56,6 +56,21 @@ def test_the_budget_pays_for_a_day_heading_once(stores: Stores) -> None:
     assert [item.id for item in tight] == ["f0"]
 
 
+def test_a_fact_that_repeats_the_block_waits_for_the_end(stores: Stores) -> None:
+    """A rewording of a line already shown is placed only after the facts that add something, while budget is left."""
+    facts = [
+        _result("f1", "Alice Chen ran ten kilometres along the river at dawn", MAY_2023),
+        _result("f2", "Alice Chen ran along the river at dawn", MAY_2023 + 1),
+        _result("f3", "Alice Chen bought trail shoes in Denver", MAY_2023 + 2),
+    ]
+    roomy = pack(stores, "Where does Alice run?", Recalled([], facts), max_tokens=800)
+    assert [item.id for item in roomy] == ["f1", "f2", "f3"]  # budget left: the rewording is shown too
+    heading = pack_module.estimate_tokens("### 10 May 2023") + 1
+    room = heading + roomy[0].tokens + roomy[2].tokens  # the rewording (shorter than f3) would fit instead
+    tight = pack(stores, "Where does Alice run?", Recalled([], facts), max_tokens=room)
+    assert [item.id for item in tight] == ["f1", "f3"]
+
+
 NOTHING = PromptReading(named=frozenset(), strangers=(), rare_terms=())
 JUNE = (JUNE_2023 - 5 * DAY, JUNE_2023 + 5 * DAY)
 

@@ -16,6 +16,9 @@ below, with the same reading) and packs them:
 - with budget left, each relevant observation adds its members most similar to the prompt;
 - a stale observation is checked against its facts: the newest facts of its entity that consolidation
   has not seen yet follow it ("newer, not consolidated yet");
+- a fact on its own that repeats the block (at most NOVELTY of its content words new to it: a second fact of a
+  turn already shown, a rewording) waits: it is shown after every other recalled fact, while budget is left,
+  so its tokens go to a line that adds something first;
 - no fact is shown twice; facts on their own are shown in the order said under one heading per day
   ("### 8 May 2023"), the heading's tokens paid once for the day;
 - a fact on its own whose source message is a short chat turn (at most MESSAGE_TOKENS, and nothing around
@@ -61,6 +64,7 @@ from nexus_memory.observations.topics import content_words
 from nexus_memory.recall.engine import recall
 from nexus_memory.recall.filters import Filters
 from nexus_memory.recall.fresh import fresh_events
+from nexus_memory.recall.keyword import extract_terms
 from nexus_memory.recall.prompt import Prompt, read_prompt
 from nexus_memory.recall.results import RecallResult
 from nexus_memory.recall.strategies import default_embedder
@@ -78,6 +82,9 @@ FRESH_CHARS = 400  # of one such event's text
 # conversation-out on LoCoMo dev, one value for 400, 800 and 1,600 tokens (docs/recall.md, "Injection").
 MESSAGE_SHARE = 0.6  # of the facts' budget, at most, spent on whole messages
 MESSAGE_TOKENS = 100  # a longer message (an email, a document) is shown as its facts
+# A fact line with at most this share of its content words new to the block waits for the end (module
+# docstring); chosen by leave-one-conversation-out on LoCoMo dev (docs/recall.md, "Injection").
+NOVELTY = 0.2
 _EVIDENCE = ("keyword", "entity", "recency")
 _SCOPE_OF = {"mental_model": "mental_models", "observation": "observations", "fact": "facts"}
 
@@ -253,6 +260,12 @@ def pack(
         if packer.add_fact(result):
             shown += 1
             told.update(result.source_event_ids)
+    for result in packer.waiting:  # the facts that repeated the block, while budget is left
+        if max_facts is not None and shown >= max_facts:
+            break
+        if packer.add_fact(result, last=True):
+            shown += 1
+            told.update(result.source_event_ids)
     packer.add_siblings()
     return packer.finish()
 
@@ -318,6 +331,8 @@ class _Packer:
         self.newer_of = {f.id: g for g in reversed(self.groups) for f in g.newer}
         self.messages: dict[str, _Message] = {}  # source event id -> its message, when short enough to show
         self.message_budget = int(max_tokens * MESSAGE_SHARE)
+        self.terms_shown: set[str] = set()  # the content words of every line placed so far
+        self.waiting: list[RecallResult] = []  # facts that repeated the block when their turn came
 
     @property
     def left(self) -> int:
@@ -379,6 +394,7 @@ class _Packer:
             return False
         (group.newer_shown if newer else group.shown).append(fact)
         self.covered.add(fact.id)
+        self.terms_shown.update(extract_terms("\n".join([*group.header, line])))
         return True
 
     def add_siblings(self) -> None:
@@ -390,7 +406,9 @@ class _Packer:
 
     # --- facts and models -----------------------------------------------------------------------
 
-    def add_fact(self, result: RecallResult) -> bool:
+    def add_fact(self, result: RecallResult, *, last: bool = False) -> bool:
+        """Place a recalled fact (in an observation, as its message, or as its line); False when it is not
+        placed now. `last`: the second pass, where a fact that repeats the block is placed too."""
         if result.id in self.covered:
             return False
         group = self.group_of.get(result.id)
@@ -403,10 +421,18 @@ class _Packer:
         if message is not None and self._add_message(result, message):
             return True
         line = f"- {with_about(result.text, self.about.get(result.id))}"
+        if not last and self._repeats(line):
+            self.waiting.append(result)
+            return False
         item = ContextItem(
             "fact", result.id, "", [line], result, False, [result.id], result.source_event_ids, [result.id]
         )
         return self._add_dated(item, self.max_tokens)
+
+    def _repeats(self, line: str) -> bool:
+        """Whether at most NOVELTY of the line's content words are new to the block."""
+        terms = set(extract_terms(line))
+        return len(terms - self.terms_shown) <= NOVELTY * len(terms)
 
     def _add_dated(self, item: ContextItem, limit: int) -> bool:
         """A fact or message line under its day's heading, when it fits within `limit` tokens used."""
@@ -418,6 +444,7 @@ class _Packer:
         if self.used + cost > limit or not self._spend(cost):
             return False
         self.days.add(day)
+        self.terms_shown.update(extract_terms(item.text))
         self.facts.append(item)
         self.covered.update(item.shown_fact_ids)
         return True
@@ -489,6 +516,7 @@ class _Packer:
         item.source_event_ids = [r["source_event_id"] for r in rows.values() if r["source_event_id"]]
         if self._spend(item.tokens):
             self.models.append(item)
+            self.terms_shown.update(extract_terms(item.text))
 
     # --- ranking and the end --------------------------------------------------------------------
 
