@@ -83,7 +83,16 @@ def test_get_context_packs_the_hierarchy_within_the_budget(stores: Stores, alice
     assert block.startswith("## Observations\n### Alice Chen — ")
     assert "- 4 June 2023: ran 30 km on Sunday" in block  # a dated line under its header, subject not repeated
     assert block.count("ran 30 km") == 1  # shown in the observation, not repeated among the facts
-    assert estimate_tokens(block) <= 400 + 20  # headings are the only text outside the budget
+    assert estimate_tokens(block) <= 400
+
+
+@pytest.mark.parametrize("budget", [40, 80, 120, 200, 300])
+def test_the_block_as_written_fits_its_budget(stores: Stores, alice: str, budget: int) -> None:
+    """Section and day headings, titles and newlines are paid from the budget, not added on top of it."""
+    _moves(stores, alice)
+    for prompt in ("Where does Alice live now?", "How is Alice's marathon training going?", "Alice marathon"):
+        block = get_context(stores, prompt, max_tokens=budget)
+        assert estimate_tokens(block) <= budget, block
 
 
 def test_get_context_puts_mental_models_first_and_honours_tags(stores: Stores, alice: str) -> None:

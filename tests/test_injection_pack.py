@@ -14,7 +14,7 @@ from nexus_memory.events.ledger import RawRecord, ingest, parse_event
 from nexus_memory.facts import state as fact_state
 from nexus_memory.injection import pack as pack_module
 from nexus_memory.injection.context import get_context
-from nexus_memory.injection.pack import Recalled, pack
+from nexus_memory.injection.pack import Recalled, heading_tokens, pack
 from nexus_memory.injection.relevance import PromptReading, is_evidence
 from nexus_memory.recall.results import RecallResult
 from tests.test_recall import DAY, JUNE_2023, MAY_2023, FakeEmbedder, add_fact, add_mental_model, embed_all
@@ -49,11 +49,13 @@ def test_the_budget_pays_for_a_day_heading_once(stores: Stores) -> None:
     same_day = [_result(f"f{i}", f"Alice Chen ran {i + 10} km at dawn", MAY_2023 + i) for i in range(4)]
     items = pack(stores, "How far does Alice run?", Recalled([], same_day), max_tokens=800)
     assert [item.title for item in items] == ["10 May 2023", "", "", ""]
-    spent = sum(item.tokens + (1 if item.title else 0) for item in items)
+    spent = heading_tokens("fact") + sum(item.tokens for item in items)  # item.tokens counts its day heading
     assert spent <= 800
-    # A budget that holds the heading and one line holds no second heading's worth of lines.
-    tight = pack(stores, "How far does Alice run?", Recalled([], same_day), max_tokens=items[0].tokens + 1)
+    # A budget that holds the section heading, the day heading and one line holds no second line.
+    tight_budget = heading_tokens("fact") + items[0].tokens
+    tight = pack(stores, "How far does Alice run?", Recalled([], same_day), max_tokens=tight_budget)
     assert [item.id for item in tight] == ["f0"]
+    assert not pack(stores, "How far does Alice run?", Recalled([], same_day), max_tokens=tight_budget - 1)
 
 
 def test_a_fact_that_repeats_the_block_waits_for_the_end(stores: Stores) -> None:
@@ -65,8 +67,8 @@ def test_a_fact_that_repeats_the_block_waits_for_the_end(stores: Stores) -> None
     ]
     roomy = pack(stores, "Where does Alice run?", Recalled([], facts), max_tokens=800)
     assert [item.id for item in roomy] == ["f1", "f2", "f3"]  # budget left: the rewording is shown too
-    heading = pack_module.estimate_tokens("### 10 May 2023") + 1
-    room = heading + roomy[0].tokens + roomy[2].tokens  # the rewording (shorter than f3) would fit instead
+    # f1 with its day heading, then f3; the rewording (shorter than f3) would fit instead
+    room = heading_tokens("fact") + roomy[0].tokens + roomy[2].tokens
     tight = pack(stores, "Where does Alice run?", Recalled([], facts), max_tokens=room)
     assert [item.id for item in tight] == ["f1", "f3"]
 

@@ -52,14 +52,8 @@ from nexus_memory.events.importers import locomo, read_records
 from nexus_memory.events.ledger import ingest
 from nexus_memory.events.partitions import ledger_days
 from nexus_memory.identity.participant import Participant
-from nexus_memory.injection.context import (
-    DEFAULT_MAX_FACTS,
-    DEFAULT_MAX_TOKENS,
-    format_context,
-    get_context,
-    latest_reflection,
-)
-from nexus_memory.injection.pack import ContextItem, build_context
+from nexus_memory.injection.context import DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, context_block, get_context
+from nexus_memory.injection.pack import ContextItem
 from nexus_memory.pipeline.layers import run_layers
 from nexus_memory.recall import recall
 from nexus_memory.writer.offline_writer import OfflineWriter
@@ -230,7 +224,7 @@ def _context(
 ) -> tuple[list[ContextItem], str]:
     """The items and the block `get_context` injects at `max_tokens` (with its defaults, as an agent hook
     asks), without counting them as accessed, so later questions see the same store."""
-    items = build_context(
+    return context_block(
         stores,
         question,
         max_tokens=max_tokens,
@@ -238,7 +232,6 @@ def _context(
         reference_time=reference_time,
         participants=participants,
     )
-    return items, format_context(items, latest_reflection(stores.conn)) if items else ""
 
 
 def silence_on_foreign(

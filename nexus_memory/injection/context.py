@@ -39,14 +39,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
+from nexus_memory.core.tokens import estimate_tokens
 from nexus_memory.identity.participant import Participant
-from nexus_memory.injection.pack import ContextItem, build_context
+from nexus_memory.injection.pack import SECTION_HEADINGS, ContextItem, build_context
 from nexus_memory.recall.results import touch_results
 
-__all__ = ["format_context", "get_context", "latest_reflection"]
+__all__ = ["context_block", "format_context", "get_context", "latest_reflection"]
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +57,6 @@ DEFAULT_MAX_TOKENS = 800
 # the budget unused: on LoCoMo dev, five facts filled ~120 of 800 tokens, and the answer was in the block for
 # fewer questions than the best BM25 turns held (docs/recall.md, "Answer in context").
 DEFAULT_MAX_FACTS: int | None = None
-_SECTIONS = (
-    ("mental_model", "## Mental models"),
-    ("observation", "## Observations"),
-    ("fact", "## Relevant memory"),
-    ("event", "## Said moments ago (no facts of it yet)"),
-)
 
 
 def get_context(
@@ -87,7 +83,7 @@ def get_context(
     lets the error through (tests, callers that must tell "nothing relevant" from "recall failed").
     """
     try:
-        items = build_context(
+        items, block = context_block(
             stores,
             prompt,
             max_tokens=max_tokens,
@@ -98,10 +94,9 @@ def get_context(
             tags=tags,
             participants=participants,
         )
-        if not items:
-            return ""
-        touch_results(stores, [item.result for item in items])
-        return format_context(items, latest_reflection(stores.conn))
+        if items:
+            touch_results(stores, [item.result for item in items])
+        return block
     except Exception:  # see docstring: log, inject nothing
         if strict:
             raise
@@ -109,11 +104,22 @@ def get_context(
         return ""
 
 
+def context_block(
+    stores: Stores, prompt: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, **options: Any
+) -> tuple[list[ContextItem], str]:
+    """The packed items and the block as injected ("" when no item is relevant), the whole block, the weekly
+    insight included, within `max_tokens`; nothing counted as accessed. `options` as for `build_context`."""
+    reflection = latest_reflection(stores.conn)
+    reserved = estimate_tokens(_reflection_section(reflection)) + 2 if reflection else 0
+    items = build_context(stores, prompt, max_tokens=max_tokens - reserved, **options)
+    return items, format_context(items, reflection) if items else ""
+
+
 def format_context(items: list[ContextItem], reflection: str | None) -> str:
     """One section per layer present (models, observations, facts, events not processed yet), then the
     latest reflection."""
     lines: list[str] = []
-    for kind, heading in _SECTIONS:
+    for kind, heading in SECTION_HEADINGS.items():
         chosen = [item for item in items if item.type == kind]
         if not chosen:
             continue
@@ -121,8 +127,12 @@ def format_context(items: list[ContextItem], reflection: str | None) -> str:
         for item in chosen:
             lines += ([f"### {item.title}"] if item.title else []) + item.lines
     if reflection:
-        lines += ["", "## Weekly insight", reflection.strip()]
+        lines += ["", _reflection_section(reflection)]
     return "\n".join(lines) + "\n"
+
+
+def _reflection_section(reflection: str) -> str:
+    return f"## Weekly insight\n{reflection.strip()}"
 
 
 def latest_reflection(conn: db.Connection) -> str | None:

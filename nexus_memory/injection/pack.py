@@ -85,6 +85,14 @@ MESSAGE_TOKENS = 100  # a longer message (an email, a document) is shown as its 
 # A fact line with at most this share of its content words new to the block waits for the end (module
 # docstring); chosen by leave-one-conversation-out on LoCoMo dev (docs/recall.md, "Injection").
 NOVELTY = 0.2
+# The block's section headings, in block order (injection/context.py writes them). Each costs budget once,
+# when its first item is placed, so the block as written fits `max_tokens`.
+SECTION_HEADINGS = {
+    "mental_model": "## Mental models",
+    "observation": "## Observations",
+    "fact": "## Relevant memory",
+    "event": "## Said moments ago (no facts of it yet)",
+}
 _EVIDENCE = ("keyword", "entity", "recency")
 _SCOPE_OF = {"mental_model": "mental_models", "observation": "observations", "fact": "facts"}
 
@@ -109,7 +117,10 @@ class ContextItem:
 
     @property
     def tokens(self) -> int:
-        return estimate_tokens(self.text)
+        """What it costs in the block as written: each line with its newline, the title as a '### ' heading
+        (an upper bound on the estimate of the joined text, so a packed block fits its budget)."""
+        title = estimate_tokens(f"### {self.title}") + 1 if self.title else 0
+        return title + sum(estimate_tokens(line) + 1 for line in self.lines)
 
 
 def build_context(
@@ -140,14 +151,20 @@ def build_context(
         embedder=embedder,
         tags=tags,
     )
-    spent = sum(item.tokens for item in fresh)
+    spent = sum(item.tokens for item in fresh) + (heading_tokens("event") if fresh else 0)
     packed = pack(stores, reading, recalled, max_tokens=max_tokens - spent, max_facts=max_facts, embedder=embedder)
     return [*packed, *fresh]
+
+
+def heading_tokens(kind: str) -> int:
+    """What a section's heading costs in the block, with its newline and the blank line before it."""
+    return estimate_tokens(SECTION_HEADINGS[kind]) + 2
 
 
 def fresh_items(stores: Stores, prompt: Prompt, session_id: str | None, max_tokens: int) -> list[ContextItem]:
     """Events of other sessions said moments ago, before the writer read them (see module docstring)."""
     items: list[ContextItem] = []
+    max_tokens -= heading_tokens("event")
     for result in fresh_events(stores.conn, prompt, Filters(exclude_session_id=session_id), FRESH_ITEMS):
         who = sender_label(
             stores.conn, result.platform, result.metadata.get("sender_id"), result.metadata.get("sender_name")
@@ -299,6 +316,7 @@ class _Group:
     newer: list[MemberFact] = field(default_factory=list)  # the entity's facts not consolidated yet
     newer_shown: list[MemberFact] = field(default_factory=list)
     opened: bool = False
+    opened_section: bool = False  # whether opening it placed the observations' heading
 
 
 class _Packer:
@@ -333,6 +351,7 @@ class _Packer:
         self.message_budget = int(max_tokens * MESSAGE_SHARE)
         self.terms_shown: set[str] = set()  # the content words of every line placed so far
         self.waiting: list[RecallResult] = []  # facts that repeated the block when their turn came
+        self.sections: set[str] = set()  # the kinds whose section heading is paid for
 
     @property
     def left(self) -> int:
@@ -343,6 +362,10 @@ class _Packer:
             return False
         self.used += tokens
         return True
+
+    def _heading(self, kind: str) -> int:
+        """The cost of `kind`'s section heading if no item of it is placed yet, else 0."""
+        return 0 if kind in self.sections else heading_tokens(kind)
 
     # --- observations ---------------------------------------------------------------------------
 
@@ -365,9 +388,11 @@ class _Packer:
     def _open(self, group: _Group) -> bool:
         if group.opened:
             return True
-        if not self._spend(estimate_tokens("\n".join(group.header)) + 1):
+        heading = self._heading("observation")
+        if not self._spend(estimate_tokens("\n".join(group.header)) + 1 + heading):
             return False
-        group.opened = True
+        group.opened, group.opened_section = True, bool(heading)
+        self.sections.add("observation")
         return True
 
     def _line(self, group: _Group, fact: MemberFact) -> str:
@@ -391,6 +416,10 @@ class _Packer:
             if not opened_before:  # the header alone is no use: give its tokens back
                 group.opened = False
                 self.used -= estimate_tokens("\n".join(group.header)) + 1
+                if group.opened_section:
+                    self.used -= heading_tokens("observation")
+                    self.sections.discard("observation")
+                    group.opened_section = False
             return False
         (group.newer_shown if newer else group.shown).append(fact)
         self.covered.add(fact.id)
@@ -441,8 +470,10 @@ class _Packer:
         as_of = item.result.as_of
         day = day_month_year_of(as_of) if as_of is not None else ""
         cost = item.tokens + (estimate_tokens(f"### {day}") + 1 if day and day not in self.days else 0)
+        cost += self._heading("fact")
         if self.used + cost > limit or not self._spend(cost):
             return False
+        self.sections.add("fact")
         self.days.add(day)
         self.terms_shown.update(extract_terms(item.text))
         self.facts.append(item)
@@ -500,7 +531,8 @@ class _Packer:
             for ln in report.splitlines()
             if ln.strip() and not ln.startswith(("#", "Question:", "**")) and not _FACT_LINE.match(ln)
         ]
-        budget = min(self.left, int(self.max_tokens * MODEL_SHARE)) - estimate_tokens(title)
+        heading = self._heading("mental_model")
+        budget = min(self.left - heading, int(self.max_tokens * MODEL_SHARE)) - estimate_tokens(title)
         terms = self.terms - set(content_words(name))  # the name alone matches every line about it
         keep: list[str] = []
         for line in candidates:
@@ -514,7 +546,8 @@ class _Packer:
         rows = fact_rows(self.conn, fact_ids)
         item = ContextItem("mental_model", result.id, title, keep, result, result.is_stale, fact_ids)
         item.source_event_ids = [r["source_event_id"] for r in rows.values() if r["source_event_id"]]
-        if self._spend(item.tokens):
+        if self._spend(item.tokens + heading):
+            self.sections.add("mental_model")
             self.models.append(item)
             self.terms_shown.update(extract_terms(item.text))
 
