@@ -11,6 +11,7 @@ from nexus_memory.core.stores import Stores
 from nexus_memory.identity.participant import Participant
 from nexus_memory.injection import relevance
 from nexus_memory.injection.relevance import PromptReading, is_evidence, store_reading
+from nexus_memory.recall import keyword
 from nexus_memory.recall.prompt import read_prompt
 from nexus_memory.recall.results import RecallResult
 from tests.test_recall import JUNE_2023, add_entity, add_fact
@@ -143,3 +144,39 @@ def test_a_name_its_facts_hold_needs_a_lead_too(stores: Stores) -> None:
     lead = _result(0.55)
     assert relevance.evidence(stores.conn, about_tim, [*vague, lead]) == [*vague, lead]
     assert relevance.evidence(stores.conn, read_prompt(stores.conn, "what soup could I make tonight?"), vague) == vague
+
+
+def test_fact_texts_hold_what_a_match_on_the_store_finds(stores: Stores) -> None:
+    """FactTexts answers from the recalled texts what a MATCH over facts_fts answers: the same tokenizer
+    (stems: 'running' holds 'runs'), whole words only, an OR of terms; and it tells two sets of texts apart."""
+    texts = {
+        add_fact(stores, text): text
+        for text in (
+            "Sarah went running by the lake",
+            "The user's café serves soups",
+            "Tim lent the user a ladder",
+            "Nothing about that here",
+        )
+    }
+    terms = [["runs"], ["cafe"], ["soup", "ladder"], ["lad"], ["lake", "user"], ["zebra"], [], ["'\"NEAR("]]
+    held = relevance.FactTexts(texts)
+    for group in terms:
+        expression = keyword.match_expression(group)
+        by_store = (
+            set()
+            if expression is None
+            else {
+                r[0]
+                for r in stores.conn.execute(
+                    "SELECT f.id FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid WHERE facts_fts MATCH ?",
+                    [expression],
+                )
+            }
+        )
+        assert held.holding(group) == by_store, group
+    sarah = next(i for i, t in texts.items() if t.startswith("Sarah"))
+    assert held.holding(["runs"]) == {sarah}
+    other = relevance.FactTexts({"x": "a ladder"})
+    assert other.holding(["ladder"]) == {"x"}
+    assert held.holding(["ladder"], among=[sarah]) == set()  # refilled with its own texts, and `among` kept
+    assert len(held.holding(["ladder"])) == 1
