@@ -129,3 +129,78 @@ def test_speaker_name_changes_only_when_a_person_accepts_a_merge(stores: Stores)
     (candidate,) = identity.list_candidates(stores.conn)
     identity.resolve_candidate(stores.conn, candidate["id"], accept=True)
     assert identity.speaker_name(stores.conn, event) == "Priya Kapoor"
+
+
+def _statements(stores: Stores) -> list[str]:
+    """The SQL statements the connection runs from now on (a trace callback)."""
+    seen: list[str] = []
+    stores.conn.set_trace_callback(seen.append)
+    return seen
+
+
+def test_lookups_remembered_ask_sql_once_and_see_the_blocks_own_writes(stores: Stores) -> None:
+    conn = stores.conn
+    ann = identity.create_entity(conn, "Ann Lee", "person")
+    with db.transaction(conn), identity.lookups_remembered(conn):
+        assert [e.id for e in identity.find_entities(conn, "ann lee")] == [ann]
+        seen = _statements(stores)
+        assert [e.id for e in identity.find_entities(conn, "Ann  Lee")] == [ann]
+        assert identity.find_entities(conn, "ann lee", type="organization") == []
+        assert seen == []  # remembered: no SQL
+        assert identity.find_entities(conn, "Annie") == []
+        identity.add_alias(conn, ann, "Annie", "nickname")  # an answer the block remembered changes
+        assert [e.id for e in identity.find_entities(conn, "annie")] == [ann]
+        bob = identity.create_entity(conn, "Bob", "person")
+        assert identity.get_entity(conn, bob) is not None and identity.canonical_id(conn, bob) == bob
+        identity.merge_entities(conn, ann, bob)  # a merge: every answer is asked again
+        assert identity.canonical_id(conn, bob) == ann
+        assert [e.id for e in identity.find_entities(conn, "bob")] == [ann]
+    conn.set_trace_callback(None)
+    assert identity.canonical_id(conn, bob) == ann  # outside the block: SQL, as always
+
+
+def test_lookups_remembered_see_a_nested_rollback_undo_a_write(stores: Stores) -> None:
+    """The LLM writer rolls a failed attempt back inside the episode: what it created is gone again."""
+    conn = stores.conn
+    with db.transaction(conn), identity.lookups_remembered(conn):
+        assert identity.find_entities(conn, "Kestrel") == []
+        with pytest.raises(RuntimeError), db.transaction(conn):
+            kestrel = identity.create_entity(conn, "Kestrel", "project")
+            assert [e.id for e in identity.find_entities(conn, "kestrel")] == [kestrel]
+            assert identity.get_entity(conn, kestrel) is not None
+            raise RuntimeError("attempt failed")
+        assert identity.find_entities(conn, "kestrel") == []
+        assert identity.get_entity(conn, kestrel) is None
+
+
+def test_lookups_remembered_last_into_the_next_block_until_the_store_changes(stores: Stores) -> None:
+    conn = stores.conn
+    ann = identity.create_entity(conn, "Ann Lee", "person")
+    with db.transaction(conn), identity.lookups_remembered(conn):
+        assert [e.id for e in identity.find_entities(conn, "ann lee")] == [ann]
+    with db.transaction(conn), identity.lookups_remembered(conn):
+        seen = _statements(stores)
+        assert [e.id for e in identity.find_entities(conn, "ann lee")] == [ann]
+        assert not [s for s in seen if "entities" in s]  # the next episode asks nothing again
+        conn.set_trace_callback(None)
+    # Another connection (another process) names someone else Ann Lee: the next block sees it.
+    with Stores(stores.settings) as other, db.transaction(other.conn):
+        bob = identity.create_entity(other.conn, "Ann Lee", "person")
+    with db.transaction(conn), identity.lookups_remembered(conn):
+        assert [e.id for e in identity.find_entities(conn, "ann lee")] == sorted([ann, bob])
+    # A write on this connection outside any block: seen too.
+    identity.merge_entities(conn, ann, bob)
+    with db.transaction(conn), identity.lookups_remembered(conn):
+        assert [e.id for e in identity.find_entities(conn, "ann lee")] == [ann]
+        assert identity.canonical_id(conn, bob) == ann
+
+
+def test_a_rolled_back_episode_leaves_no_remembered_entity(stores: Stores) -> None:
+    conn = stores.conn
+    with pytest.raises(RuntimeError), db.transaction(conn), identity.lookups_remembered(conn):
+        kestrel = identity.create_entity(conn, "Kestrel", "project")
+        assert [e.id for e in identity.find_entities(conn, "kestrel")] == [kestrel]
+        raise RuntimeError("the episode failed")
+    with db.transaction(conn), identity.lookups_remembered(conn):
+        assert identity.find_entities(conn, "kestrel") == []
+        assert identity.get_entity(conn, kestrel) is None

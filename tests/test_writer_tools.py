@@ -98,6 +98,55 @@ def test_entities_links_cooccurrence_and_causal_links(stores: Stores) -> None:
         tools.link_fact_entity(fact, "missing-entity")
 
 
+def test_linking_several_entities_at_once_counts_as_linking_them_one_by_one(stores: Stores) -> None:
+    def tables() -> tuple[list[tuple], list[tuple], list[tuple]]:
+        links = stores.conn.execute(
+            "SELECT f.text, e.name FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id "
+            "JOIN entities e ON e.id = fe.entity_id ORDER BY 1, 2"
+        ).fetchall()
+        pairs = stores.conn.execute(
+            "SELECT a.name, b.name, c.count, c.last_seen FROM entity_cooccurrences c"
+            " JOIN entities a ON a.id = c.entity_a JOIN entities b ON b.id = c.entity_b"
+        ).fetchall()
+        mentions = stores.conn.execute("SELECT name, mention_count, last_seen FROM entities ORDER BY name").fetchall()
+        return (
+            [tuple(r) for r in links],
+            sorted(tuple(sorted(r[:2])) + tuple(r[2:]) for r in pairs),
+            [tuple(r) for r in mentions],
+        )
+
+    results, counted = [], []
+    for batched in (False, True):
+        stores.conn.execute("DELETE FROM entity_cooccurrences")
+        stores.conn.execute("DELETE FROM fact_entities")
+        stores.conn.execute("DELETE FROM facts")
+        stores.conn.execute("DELETE FROM entities")
+        tools = WriterTools(stores, "run1")
+        ann, acme, bob = (
+            tools.create_entity(n, t)["entity_id"]
+            for n, t in (("Ann", "person"), ("Acme", "organization"), ("Bob", "person"))
+        )
+        first = tools.insert_fact("Ann and Bob work at Acme", T0 * 1000)["fact_id"]
+        second = tools.insert_fact("Bob met Ann in Lisbon", T0 * 1000 + 5)["fact_id"]
+        tools.link_fact_entity(second, bob)  # a link there before
+        plan = [(first, [ann, acme, ann, bob]), (second, [ann, bob, acme])]
+        if batched:
+            out = [r for fact, ids in plan for r in tools.link_fact_entities(fact, ids)]
+        else:
+            out = [tools.link_fact_entity(fact, e) for fact, ids in plan for e in ids]
+        results.append([r["status"] for r in out])
+        counted.append((tables(), dict(tools.entity_mentions)))
+    assert (
+        results[0]
+        == results[1]
+        == ["linked", "linked", "already_linked", "linked", "linked", "already_linked", "linked"]
+    )
+    (one_by_one, mentions_1), (at_once, mentions_2) = counted
+    assert [list(t) for t in one_by_one] == [list(t) for t in at_once]
+    assert sorted(mentions_1.values()) == sorted(mentions_2.values()) == [2, 2, 2]
+    assert [r[2] for r in one_by_one[1]] == [2, 2, 2]  # each pair is on both facts
+
+
 def test_propose_merge_tool_validates(stores: Stores) -> None:
     tools = WriterTools(stores, "run1")
     a = tools.create_entity("Ann", "person")["entity_id"]

@@ -15,11 +15,13 @@ Rules that live here (see docs/decisions.md, "Writer and identity"):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
 import unicodedata
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, TypeVar
 
 from nexus_memory.core import db
 from nexus_memory.core.ids import now_ms, stable_id, ulid
@@ -77,17 +79,108 @@ def _fold_case(char: str) -> str:
     return char.lower() if unicodedata.normalize("NFKC", char) == char else char
 
 
+_T = TypeVar("_T")
+Question = tuple[str, ...]  # what `_read` remembers an answer to: ("entity", id), ("named", key), ...
+
+
+class _Remembered:
+    """The answers remembered on one connection by `lookups_remembered` blocks, and the questions a write
+    in the current block made unsafe to remember: a nested transaction that rolls that write back would
+    change their answer again."""
+
+    def __init__(self, conn: db.Connection) -> None:
+        self.conn = conn  # held, so that the id it is kept under is not another connection's
+        self.schema = "identity" if any(r[1] == "identity" for r in conn.execute("PRAGMA database_list")) else "main"
+        self.answers: dict[Question, Any] = {}
+        self.unsafe: set[Question] = set()
+        self.off = False  # after a merge, which can change any answer
+        self.version: tuple[int, int] | None = None  # what `_version` said when the last block ended
+
+
+REMEMBERED_ANSWERS = 200_000  # at most, on one connection (a 100k-event backfill has ~20k entities)
+_remembered: dict[int, _Remembered] = {}  # the blocks open now, by id(conn): a connection takes no attributes
+_kept: list[_Remembered] = []  # the last block's answers, for the next block on the same connection
+
+
+def _version(memo: _Remembered) -> tuple[int, int]:
+    """Changes to the identity store since: another connection's commit, or any write on this one."""
+    data_version = memo.conn.execute(f"PRAGMA {memo.schema}.data_version").fetchone()[0]
+    return data_version, memo.conn.total_changes
+
+
+@contextlib.contextmanager
+def lookups_remembered(conn: db.Connection) -> Iterator[None]:
+    """Inside, this module's reads on `conn` (entities, names, contacts) are asked of SQL once each.
+
+    For the writer, one block per episode: it looks the same few senders and names up for every message
+    and fact, and again in the next episode of the thread (~40 statements an episode). The answers stay
+    for the next block on the same connection unless the identity store changed in between (another
+    connection committed, or this one wrote anything: `_version`). Inside a block, a write here that
+    changes an answer (an entity, alias or contact added) makes that question one asked of SQL each time
+    until the block ends, and a merge all of them (`_changed`): a later read sees the write, and sees it
+    undone when a nested transaction rolls it back. Identity rows must not be written inside a block
+    other than through this module (the writer's tools write through it).
+    """
+    key = id(conn)
+    if key in _remembered:  # nested: the outer block owns it
+        yield
+        return
+    memo = _kept[0] if _kept and _kept[0].conn is conn else _Remembered(conn)
+    if memo.off or memo.version != _version(memo) or len(memo.answers) > REMEMBERED_ANSWERS:
+        memo = _Remembered(conn)
+    memo.unsafe.clear()  # the last block's writes are committed or rolled back: its answers hold either way
+    _remembered[key] = memo
+    try:
+        yield
+    finally:
+        del _remembered[key]
+        memo.version = _version(memo)
+        _kept[:] = [memo]
+
+
+def _changed(conn: db.Connection, *questions: Question) -> None:
+    """An identity write on `conn` that changes the answer to `questions` (to every question when none
+    are named): they are no longer remembered inside `lookups_remembered`."""
+    memo = _remembered.get(id(conn))
+    if memo is None:
+        return
+    if not questions:
+        memo.off = True
+        memo.answers.clear()
+    for question in questions:
+        memo.unsafe.add(question)
+        memo.answers.pop(question, None)
+
+
+def _read(conn: db.Connection, question: Question, read: Callable[[], _T]) -> _T:
+    """`read()`, or its remembered answer inside `lookups_remembered` (answers are never mutated)."""
+    memo = _remembered.get(id(conn))
+    if memo is None or memo.off or question in memo.unsafe:
+        return read()
+    if question not in memo.answers:
+        memo.answers[question] = read()
+    return memo.answers[question]  # type: ignore[no-any-return]
+
+
 def _row_entity(row: Any) -> Entity:
     return Entity(row["id"], row["name"], row["type"], row["source"], row["merged_into"])
 
 
 def get_entity(conn: db.Connection, entity_id: str) -> Entity | None:
+    return _read(conn, ("entity", entity_id), lambda: _entity_row(conn, entity_id))
+
+
+def _entity_row(conn: db.Connection, entity_id: str) -> Entity | None:
     row = conn.execute("SELECT * FROM entities WHERE id = ?", (entity_id,)).fetchone()
     return _row_entity(row) if row else None
 
 
 def canonical_id(conn: db.Connection, entity_id: str) -> str:
     """Follow merged_into to the surviving entity."""
+    return _read(conn, ("canonical", entity_id), lambda: _follow_merges(conn, entity_id))
+
+
+def _follow_merges(conn: db.Connection, entity_id: str) -> str:
     seen = set()
     while entity_id not in seen:
         seen.add(entity_id)
@@ -101,6 +194,11 @@ def canonical_id(conn: db.Connection, entity_id: str) -> str:
 def find_entities(conn: db.Connection, name: str, *, type: str | None = None) -> list[Entity]:
     """Live entities whose name or alias normalises to `name` (merged ones resolve to their winner)."""
     key = normalize(name)
+    found = _read(conn, ("named", key), lambda: _named_entities(conn, key))
+    return [e for e in found if type is None or e.type == type]
+
+
+def _named_entities(conn: db.Connection, key: str) -> tuple[Entity, ...]:
     rows = conn.execute(
         """SELECT id FROM entities WHERE normalized = ?
            UNION SELECT entity_id FROM aliases WHERE normalized = ?""",
@@ -109,9 +207,9 @@ def find_entities(conn: db.Connection, name: str, *, type: str | None = None) ->
     found: dict[str, Entity] = {}
     for (entity_id,) in rows:
         entity = get_entity(conn, canonical_id(conn, entity_id))
-        if entity and (type is None or entity.type == type):
+        if entity:
             found[entity.id] = entity
-    return sorted(found.values(), key=lambda e: e.id)
+    return tuple(sorted(found.values(), key=lambda e: e.id))
 
 
 def known_by_merge(conn: db.Connection, name: str) -> list[Entity]:
@@ -147,22 +245,28 @@ def create_entity(
         raise ValueError("entity name must not be empty")
     now = now_ms()
     entity_id = entity_id or ulid(now)
+    key = normalized or normalize(name)
     conn.execute(
         """INSERT INTO entities (id, name, normalized, type, source, is_user, first_seen, last_seen,
                created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (entity_id, name.strip(), normalized or normalize(name), type, source, is_user, seen_at, seen_at, now, now),
+        (entity_id, name.strip(), key, type, source, is_user, seen_at, seen_at, now, now),
     )
+    _changed(conn, ("entity", entity_id), ("canonical", entity_id), ("is user", entity_id), ("named", key))
     return entity_id
 
 
 def add_alias(conn: db.Connection, entity_id: str, alias: str, alias_type: str, platform: str | None = None) -> bool:
     """Give the entity another name; True when it did not have it yet."""
+    key = normalize(alias)
     cursor = conn.execute(
         """INSERT OR IGNORE INTO aliases (entity_id, alias, normalized, alias_type, platform, created_at)
            VALUES (?, ?, ?, ?, ?, ?)""",
-        (entity_id, alias, normalize(alias), alias_type, platform, now_ms()),
+        (entity_id, alias, key, alias_type, platform, now_ms()),
     )
-    return cursor.rowcount == 1
+    if cursor.rowcount != 1:
+        return False
+    _changed(conn, ("named", key))
+    return True
 
 
 def resolve_or_create(
@@ -184,12 +288,16 @@ def resolve_or_create(
 
 def count_cooccurrence(conn: db.Connection, entity_a: str, entity_b: str, seen_at: int) -> None:
     """Count one more fact that names both entities (entity_cooccurrences keeps the pair sorted)."""
-    a, b = sorted((entity_a, entity_b))
-    conn.execute(
+    count_cooccurrences(conn, [(entity_a, entity_b)], seen_at)
+
+
+def count_cooccurrences(conn: db.Connection, pairs: list[tuple[str, str]], seen_at: int) -> None:
+    """`count_cooccurrence` for each pair (of different entities), in one statement."""
+    conn.executemany(
         """INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_seen) VALUES (?, ?, 1, ?)
            ON CONFLICT (entity_a, entity_b) DO UPDATE SET count = count + 1,
                last_seen = max(last_seen, excluded.last_seen)""",
-        (a, b, seen_at),
+        [(*sorted(pair), seen_at) for pair in pairs],
     )
 
 
@@ -200,11 +308,9 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
     of the same handle in another lossless spelling on this platform. A display name, an alias said in
     conversation or a claimed handle never decides whose entity this is.
     """
-    row = conn.execute(
-        "SELECT entity_id FROM contacts WHERE platform = ? AND handle = ?", (event.platform, event.sender_id)
-    ).fetchone()
-    if row:
-        entity_id = canonical_id(conn, row[0])
+    contact = _contact(conn, event.platform, event.sender_id)
+    if contact is not None:
+        entity_id = canonical_id(conn, contact)
     else:
         found = delivered_entity(conn, event.platform, event.sender_id)
         if found is not None:
@@ -225,6 +331,7 @@ def register_delivery(conn: db.Connection, event: Event) -> str:
             "INSERT INTO contacts (platform, handle, entity_id, first_seen) VALUES (?, ?, ?, ?)",
             (event.platform, event.sender_id, entity_id, event.as_of),
         )
+        _changed(conn, ("contact", event.platform, event.sender_id), ("has contact", entity_id))
         add_alias(conn, entity_id, event.sender_id, "handle", event.platform)
     display = display_name(conn, event, entity_id)
     named_now = (
@@ -260,13 +367,32 @@ def _propose_owner_handles(conn: db.Connection, entity_id: str, display: str, ev
 def delivered_entity(conn: db.Connection, platform: str, handle: str) -> str | None:
     """The live entity a delivered handle is: its contact's, else the delivery entity of the same handle
     in another lossless spelling on this platform; None when this memory never had a message from it."""
-    row = conn.execute(
-        "SELECT entity_id FROM contacts WHERE platform = ? AND handle = ?", (platform, handle)
-    ).fetchone()
-    if row:
-        return canonical_id(conn, row[0])
+    contact = _contact(conn, platform, handle)
+    if contact is not None:
+        return canonical_id(conn, contact)
     delivery_id = _delivery_id(platform, handle)
     return canonical_id(conn, delivery_id) if get_entity(conn, delivery_id) is not None else None
+
+
+def _contact(conn: db.Connection, platform: str, handle: str) -> str | None:
+    """The entity id a delivered handle's contact row names (merged or not), or None when it has none."""
+
+    def read() -> str | None:
+        row = conn.execute(
+            "SELECT entity_id FROM contacts WHERE platform = ? AND handle = ?", (platform, handle)
+        ).fetchone()
+        return row[0] if row else None
+
+    return _read(conn, ("contact", platform, handle), read)
+
+
+def _has_contact(conn: db.Connection, entity_id: str) -> bool:
+    """True when some delivered handle's contact row names this entity."""
+    return _read(
+        conn,
+        ("has contact", entity_id),
+        lambda: conn.execute("SELECT 1 FROM contacts WHERE entity_id = ?", (entity_id,)).fetchone() is not None,
+    )
 
 
 def _delivery_id(platform: str, handle: str) -> str:
@@ -318,7 +444,7 @@ def display_name(conn: db.Connection, event: Event, entity_id: str) -> str | Non
     for other in find_entities(conn, name):
         if other.id == own or (own_is_user and is_user(conn, other.id)):
             continue  # the owner's own handles (their outbound messages) share the owner's name
-        if conn.execute("SELECT 1 FROM contacts WHERE entity_id = ?", (other.id,)).fetchone():
+        if _has_contact(conn, other.id):
             return None
     return name
 
@@ -343,8 +469,12 @@ def contact_name(conn: db.Connection, platform: str, handle: str) -> tuple[str, 
 
 def is_user(conn: db.Connection, entity_id: str) -> bool:
     """The entity is the owner of this memory: it sent outbound messages (the platform vouches for that)."""
-    row = conn.execute("SELECT is_user FROM entities WHERE id = ?", (entity_id,)).fetchone()
-    return bool(row and row[0])
+
+    def read() -> bool:
+        row = conn.execute("SELECT is_user FROM entities WHERE id = ?", (entity_id,)).fetchone()
+        return bool(row and row[0])
+
+    return _read(conn, ("is user", entity_id), read)
 
 
 def speaker_name(conn: db.Connection, event: Event) -> str:
@@ -354,16 +484,14 @@ def speaker_name(conn: db.Connection, event: Event) -> str:
     display name (`display_name`), else the raw handle. An unreviewed merge candidate or an
     introduction never renames the sender: until someone accepts it, words stay with the handle.
     """
-    row = conn.execute(
-        "SELECT entity_id FROM contacts WHERE platform = ? AND handle = ?", (event.platform, event.sender_id)
-    ).fetchone()
-    if row is None:  # not delivered yet: nothing to look up, only the shape of the name to judge
+    contact = _contact(conn, event.platform, event.sender_id)
+    if contact is None:  # not delivered yet: nothing to look up, only the shape of the name to judge
         name = event.sender_name
         return name if name and not names_another_handle(name, event.sender_id) else event.sender_id
-    entity = get_entity(conn, canonical_id(conn, row[0]))
+    entity = get_entity(conn, canonical_id(conn, contact))
     if entity is not None and entity.type == "person":
         return entity.name
-    return display_name(conn, event, row[0]) or event.sender_id
+    return display_name(conn, event, contact) or event.sender_id
 
 
 def propose_merge(
@@ -429,6 +557,7 @@ def merge_entities(conn: db.Connection, winner_id: str, loser_id: str) -> None:
     if winner.merged_into or loser.merged_into:
         raise MergeError("both entities must be live (not already merged)")
     now = now_ms()
+    _changed(conn)
     with db.transaction(conn):
         merge_journal.record(conn, winner_id, loser_id, normalize(loser.name))  # so a person can undo it
         conn.execute("UPDATE entities SET merged_into = ?, updated_at = ? WHERE id = ?", (winner_id, now, loser_id))

@@ -120,8 +120,9 @@ class OfflineWriter:
             fact_ids.append(result["fact_id"])
             if result["status"] != "inserted":
                 continue
-            for mention in fact.entities:
-                tools.link_fact_entity(result["fact_id"], self._entity_for(tools, mention, event, people))
+            tools.link_fact_entities(
+                result["fact_id"], [self._entity_for(tools, mention, event, people) for mention in fact.entities]
+            )
             if fact.kind in DERIVED_KINDS:
                 tools.conn.execute(
                     """INSERT OR IGNORE INTO derived_events (id, type, content, source_event_id, source_episode_id,

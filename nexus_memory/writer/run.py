@@ -20,6 +20,7 @@ from nexus_memory.episodes.grouping import DEFINITIONS, WRITER_DEFINITION, episo
 from nexus_memory.events import ledger
 from nexus_memory.events.ledger import Event, row_to_event
 from nexus_memory.events.partitions import partition_key
+from nexus_memory.identity import store as identity
 from nexus_memory.writer.base import EpisodeInput, EpisodeWriter, WriteResult
 from nexus_memory.writer.tools import WriterTools
 
@@ -101,7 +102,8 @@ def write_events(
     outcome = EpisodeOutcome(episode_id, "skipped")
     run_id = ulid()
     try:
-        with stores.transaction():
+        # Identity reads go to SQL once and stay for the next episode while identity is unchanged.
+        with stores.transaction(), identity.lookups_remembered(stores.conn):
             # Read under the write lock: two runs reaching the same events write them once.
             done = _processed(stores, [e.id for e in events])
             new = [e for e in events if e.id not in done]

@@ -128,32 +128,45 @@ class WriterTools:
 
     def link_fact_entity(self, fact_id: str, entity_id: str) -> dict[str, Any]:
         """Link a fact to an entity and count co-occurrence with the fact's other entities."""
+        return self.link_fact_entities(fact_id, [entity_id])[0]
+
+    def link_fact_entities(self, fact_id: str, entity_ids: list[str]) -> list[dict[str, Any]]:
+        """`link_fact_entity` for each entity in turn, in a few statements: one {status, entity_id} each.
+
+        Each new link counts one mention of its entity and one co-occurrence with every entity the fact
+        was linked to before it (a link already there counts nothing)."""
         fact = self.conn.execute("SELECT as_of FROM facts WHERE id = ?", (fact_id,)).fetchone()
         if fact is None:
             raise ToolError(f"unknown fact_id {fact_id!r}")
-        if identity.get_entity(self.conn, entity_id) is None:
-            raise ToolError(f"unknown entity_id {entity_id!r}")
-        entity_id = identity.canonical_id(self.conn, entity_id)
-        cur = self.conn.execute(
-            "INSERT OR IGNORE INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)",
-            (fact_id, entity_id, fact["as_of"]),
+        for entity_id in entity_ids:
+            if identity.get_entity(self.conn, entity_id) is None:
+                raise ToolError(f"unknown entity_id {entity_id!r}")
+        as_of = fact["as_of"]
+        linked = {r[0] for r in self.conn.execute("SELECT entity_id FROM fact_entities WHERE fact_id = ?", (fact_id,))}
+        results: list[dict[str, Any]] = []
+        pairs: list[tuple[str, str]] = []
+        new: list[str] = []
+        for entity_id in (identity.canonical_id(self.conn, e) for e in entity_ids):
+            if entity_id in linked:
+                results.append({"status": "already_linked", "entity_id": entity_id})
+                continue
+            pairs += [(entity_id, other) for other in linked]
+            linked.add(entity_id)
+            new.append(entity_id)
+            results.append({"status": "linked", "entity_id": entity_id})
+        self.conn.executemany(
+            "INSERT INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)",
+            [(fact_id, entity_id, as_of) for entity_id in new],
         )
-        if cur.rowcount:
-            others = [
-                r[0]
-                for r in self.conn.execute(
-                    "SELECT entity_id FROM fact_entities WHERE fact_id = ? AND entity_id != ?", (fact_id, entity_id)
-                )
-            ]
-            for other in others:
-                identity.count_cooccurrence(self.conn, entity_id, other, fact["as_of"])
-            self.conn.execute(
-                "UPDATE entities SET mention_count = mention_count + 1, last_seen = max(coalesce(last_seen, 0), ?)"
-                " WHERE id = ?",
-                (fact["as_of"], entity_id),
-            )
+        identity.count_cooccurrences(self.conn, pairs, as_of)
+        self.conn.executemany(
+            "UPDATE entities SET mention_count = mention_count + 1, last_seen = max(coalesce(last_seen, 0), ?)"
+            " WHERE id = ?",
+            [(as_of, entity_id) for entity_id in new],
+        )
+        for entity_id in new:
             self.entity_mentions[entity_id] = self.entity_mentions.get(entity_id, 0) + 1
-        return {"status": "linked" if cur.rowcount else "already_linked", "entity_id": entity_id}
+        return results
 
     def insert_causal_link(self, from_fact_id: str, to_fact_id: str, strength: float) -> dict[str, Any]:
         """Record that one fact caused another (strength 0..1)."""

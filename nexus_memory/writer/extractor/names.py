@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -13,6 +14,24 @@ _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?:\n]\W*)\s*$")
 
 
+@functools.lru_cache(maxsize=8192)  # a thread's context is read again for each of its episodes
+def _words(content: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The words a text writes in lower case, and those it capitalises inside a sentence."""
+    lower: set[str] = set()
+    inner: set[str] = set()
+    after_word = 0
+    for match in _WORD_RE.finditer(content):
+        word = match.group(0)
+        if word.islower():
+            lower.add(word)
+        # Only the text since the last word can end a sentence (a word holds no stop and ends a run of
+        # \W), so that is all that is searched: searching the whole text before each word was quadratic.
+        elif word[:1].isupper() and not _SENTENCE_START_RE.search(content, after_word, match.start()):
+            inner.add(word)
+        after_word = match.end()
+    return frozenset(lower), frozenset(inner)
+
+
 class NameBook:
     """Who is who in this batch: sender_id -> display name, plus the set of known person names."""
 
@@ -22,6 +41,7 @@ class NameBook:
         self.display: dict[str, str] = {}  # from event.sender_name
         self.known: set[str] = set()
         self.first_tokens: set[str] = set()  # first word of each known name ("Ann" of "Ann Lee")
+        self.nicknames: set[str] = set()  # what starts a first word, 3+ letters, not all of it ("Mel" of "Melanie")
         self.lower_words: set[str] = set()  # words the batch writes in lower case somewhere ("launch")
         self.inner_capitals: set[str] = set()  # words the batch capitalises inside a sentence ("Kestrel")
         for name in given.values():
@@ -31,7 +51,10 @@ class NameBook:
         """Remember a person name (and its first word) as known."""
         if name:
             self.known.add(name)
-            self.first_tokens.add(name.split()[0])
+            first = name.split()[0]
+            if first not in self.first_tokens:
+                self.first_tokens.add(first)
+                self.nicknames.update(first[:end] for end in range(3, len(first)))
 
     def learn_event(self, event: Event) -> None:
         """Remember the sender's display name so later events can name them as a peer.
@@ -43,12 +66,9 @@ class NameBook:
         if name and event.sender_id not in self.display and not names_another_handle(name, event.sender_id):
             self.display[event.sender_id] = name
         self.add_known(self.name_of(event.sender_id))
-        for match in _WORD_RE.finditer(event.content or ""):
-            word = match.group(0)
-            if word.islower():
-                self.lower_words.add(word)
-            elif word[:1].isupper() and not _SENTENCE_START_RE.search(event.content[: match.start()]):
-                self.inner_capitals.add(word)
+        lower, inner = _words(event.content or "")
+        self.lower_words |= lower
+        self.inner_capitals |= inner
 
     def full_name(self, word: str) -> str:
         """The one known name a first name stands for ("Sam" -> "Sam Rivera"), else the word itself."""
@@ -80,8 +100,4 @@ class NameBook:
         if word in self.known or word in self.first_tokens:
             return True
         # A nickname that starts a known first name ("Mel" for "Melanie").
-        return (
-            len(word) >= 3
-            and word[:1].isupper()
-            and any(first.startswith(word) and first != word for first in self.first_tokens)
-        )
+        return len(word) >= 3 and word[:1].isupper() and word in self.nicknames
