@@ -136,3 +136,47 @@ def test_the_offline_writers_form_of_an_answer_is_kept(stores: Stores, fake: Fak
     result = write(stores, fake, [ASK, ANSWER], fact(text, "e2"))
     assert result.dropped == {}
     assert list(stored(stores)) == [text]
+
+
+def test_an_answer_that_a_pronoun_of_the_reply_refers_back_to_is_the_replys_own(
+    stores: Stores, fake: FakeOpenAI
+) -> None:
+    # "them" puts the episode's names in the reply's context; the reply still says "Minnesota Wolves" itself.
+    asking = record(CAROLINE, "q1", "t1", f"{DAY}T09:00:00Z", "Congrats on the new team! Which team did you sign with?")
+    reply = record(MELANIE, "a1", "t1", f"{DAY}T09:01:00Z", "The Minnesota Wolves! I can't wait to play with them!")
+    text = 'Asked "Which team did Melanie sign with?", Melanie answered: The Minnesota Wolves.'
+    result = write(stores, fake, [asking, reply], fact(text, "e2"))
+    assert result.dropped == {}
+    assert stored(stores) == {text: ("imessage:a1", None, None)}
+
+
+DANA = {"platform": "gmail", "sender_id": "dana@northwind.example", "sender_name": "Dana", "peer_kind": "dm"}
+EMAIL = (
+    "Subject: Quarterly offsite logistics\n\nHi all,\n\nWe moved the Atlas launch to March 25 because the vendor "
+    "slipped.\n\nThanks,\nDana\nHead of Product, Northwind\n\nOn Mon, Mar 3, 2025 Sam wrote:\n"
+    "> Any news on the launch date for us?\n> I heard the caterer might cancel again soon."
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "text", "kept"),
+    [
+        (EMAIL, "Dana moved the Atlas launch to March 25 because the vendor slipped.", True),
+        (EMAIL, "Dana wrote about the quarterly offsite logistics.", False),  # the subject header
+        (EMAIL, "Dana is Head of Product at Northwind.", False),  # the signature
+        (EMAIL, "Dana heard the caterer might cancel again soon.", False),  # Sam's words, quoted
+        ("That'd be great, thanks Ana! Send me the details.", "Melanie thanked Ana, that'd be great.", False),
+        ("That'd be great, thanks Ana! Send me the details.", "Ana should send Melanie the details.", False),
+        ("Jess said you're looking for a belay partner?", "Jess said someone is looking for a belay partner.", True),
+    ],
+)
+def test_a_fact_comes_from_what_its_message_states_as_the_offline_writer_reads_it(
+    stores: Stores, fake: FakeOpenAI, said: str, text: str, kept: bool
+) -> None:
+    """Not an email's headers, signature or quoted reply, not thanks, pleasantries or an errand of the moment; a
+    statement put as a question is one."""
+    sender = DANA if said == EMAIL else MELANIE
+    result = write(stores, fake, [record(sender, "m1", "t1", f"{DAY}T09:00:00Z", said)], fact(text, "e1"))
+    assert (list(stored(stores)) == [text], result.dropped) == (
+        (True, {}) if kept else (False, {"fact:not_in_source": 1})
+    )

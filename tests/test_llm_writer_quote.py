@@ -15,8 +15,10 @@ import pytest
 from nexus_memory.bench.extract import conversation_sessions
 from nexus_memory.core.stores import Stores
 from nexus_memory.events import ledger
+from nexus_memory.facts.grounding import example_text
 from nexus_memory.pipeline.layers import run_layer
 from nexus_memory.writer.base import EpisodeInput
+from nexus_memory.writer.llm.episode import load_prompt
 from nexus_memory.writer.llm.model_tools import FactDropped, ModelTools
 from nexus_memory.writer.llm.structured import quote_candidates
 from nexus_memory.writer.llm.validation import EpisodeView, stored_grounding
@@ -114,12 +116,12 @@ def test_every_sentence_a_model_can_pick_is_grounded(stores: Stores) -> None:
         for session in episodes:
             for event in session:
                 ledger.append_event(stores, event)
-    kept = reasons = 0
+    kept = reasons = answers = 0
     for session in episodes:
         episode = EpisodeInput(None, session)
         tools = WriterTools(stores, "run-q", None, writer="llm:test")
         view = EpisodeView(ModelTools(tools, episode), episode)
-        for ref, sentence in quote_candidates(episode):
+        for ref, sentence in quote_candidates(episode, view.asked, view.speakers):
             event = session[int(ref[1:]) - 1]
             try:
                 checked = view.check(sentence, event)
@@ -128,9 +130,14 @@ def test_every_sentence_a_model_can_pick_is_grounded(stores: Stores) -> None:
                 reasons += 1
                 continue
             kept += 1
+            if sentence.startswith('Asked "'):
+                # A short answer is grounded on the reply and the question put to it (`EpisodeView.answered`).
+                assert checked.event.id == event.id and view.answered(checked.text, event) is not None, checked.text
+                answers += 1
+                continue
             speaker, peer = view.speaker(checked.event), view.peer(checked.event)
             assert stored_grounding(checked.text, checked.event, speaker, peer).grounded, checked.text
-    assert kept > 100 and reasons < kept / 10
+    assert kept > 100 and reasons < kept / 10 and answers > 0
 
 
 # -- auto: a model too small to write facts ---------------------------------------------------------
@@ -198,3 +205,114 @@ def test_an_emails_headers_quoted_reply_and_signature_are_not_offered(stores: St
     assert offered_for(stores, fake, email, body) == [
         "We moved the Atlas launch to March 25 because the vendor slipped."
     ]
+
+
+# -- a short reply to a question put to its sender: offered with the question, as the offline writer keeps it --
+CAROLINE = {"platform": "imessage", "sender_id": "+15550111", "sender_name": "Caroline", "peer_kind": "dm"}
+MELANIE = {"platform": "imessage", "sender_id": "+15550122", "sender_name": "Melanie", "peer_kind": "dm"}
+ASKED = "Asked \"What are Melanie's pets' names?\", I answered: "
+
+
+def offered_replies(
+    stores: Stores, fake: FakeOpenAI, asking: str, reply: str, asker: dict[str, Any] = CAROLINE
+) -> list[str]:
+    """The sentences quote mode offers for a message of `asker` and Melanie's reply to it."""
+    events = add_events(
+        stores,
+        [
+            record(asker, "q1", "t1", f"{DAY}T09:00:00Z", asking),
+            record(MELANIE, "a1", "t1", f"{DAY}T09:01:00Z", reply),
+        ],
+    )
+    fake.add(document(picks()))
+    write_direct(stores, make_writer(fake, mode="quote"), events)
+    return [s for s in offered(fake.requests[0]) if s]  # [""]: nothing to pick
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Luna and Oliver!", [ASKED + "Luna and Oliver."]),  # says nothing alone: offered with the question
+        ("Thanks! Luna and Oliver.", [ASKED + "Luna and Oliver."]),  # courtesy first, then the answer
+        ("Nice!", []),  # says nothing at all
+        ("Thanks so much!", []),  # courtesy
+        ("Caroline!", []),  # a name alone
+        ("Caroline! Luna and Oliver.", [ASKED + "Luna and Oliver."]),  # a name alone first, then the answer
+        ("We adopted them last year. Luna and Oliver.", ["We adopted them last year."]),  # the first word answers
+        ("My two cats are called Luna and Oliver.", ["My two cats are called Luna and Oliver."]),  # reads alone
+    ],
+)
+def test_a_short_answer_is_offered_with_its_question_by_class(
+    stores: Stores, fake: FakeOpenAI, reply: str, expected: list[str]
+) -> None:
+    assert offered_replies(stores, fake, "Lovely to see you! What are your pets' names?", reply) == expected
+
+
+@pytest.mark.parametrize(
+    "asking",
+    [
+        "Lovely to see you! My pets' names are Bo and Rex.",  # no question
+        "How are you doing?",  # small talk
+    ],
+)
+def test_a_short_reply_to_no_question_is_not_offered(stores: Stores, fake: FakeOpenAI, asking: str) -> None:
+    assert not any("Luna" in s for s in offered_replies(stores, fake, asking, "Luna and Oliver!"))
+
+
+def test_a_reply_to_a_question_put_to_someone_else_is_not_offered(stores: Stores, fake: FakeOpenAI) -> None:
+    to_bob = CAROLINE | {"peer_kind": "group", "peer_id": "+15550133"}
+    group = MELANIE | {"peer_kind": "group", "peer_id": "+15550111"}
+    events = add_events(
+        stores,
+        [
+            record(to_bob, "q1", "t1", f"{DAY}T09:00:00Z", "What are your pets' names?"),
+            record(group, "a1", "t1", f"{DAY}T09:01:00Z", "Luna and Oliver!"),
+        ],
+    )
+    fake.add(document(picks()))
+    write_direct(stores, make_writer(fake, mode="quote"), events)
+    assert offered(fake.requests[0]) == [""]  # nothing to pick
+
+
+def test_a_picked_answer_is_written_with_its_question_and_attributed_to_the_sender(
+    stores: Stores, fake: FakeOpenAI
+) -> None:
+    events = add_events(
+        stores,
+        [
+            record(CAROLINE, "q1", "t1", f"{DAY}T09:00:00Z", "Lovely to see you! What are your pets' names?"),
+            record(MELANIE, "a1", "t1", f"{DAY}T09:01:00Z", "Luna and Oliver!"),
+        ],
+    )
+    fake.add(document(picks(ASKED + "Luna and Oliver.")))
+    result = write_direct(stores, make_writer(fake, mode="quote"), events)
+    assert result.dropped == {}
+    rows = stores.conn.execute("SELECT text, source_event_id, metadata FROM facts").fetchall()
+    assert [(r[0], r[1], json.loads(r[2])["mode"]) for r in rows] == [
+        ("Asked \"What are Melanie's pets' names?\", Melanie answered: Luna and Oliver.", "imessage:a1", "quote")
+    ]
+    # The same sentence as a question of its own (not put to Melanie) has nothing to ground it: dropped.
+    fake.add(document(picks(ASKED + "Rex and Bo.")))
+    assert write_direct(stores, make_writer(fake, mode="quote"), events).dropped == {"fact:not_a_sentence": 1}
+
+
+def test_the_quote_prompt_shows_nothing_a_model_could_copy_as_a_fact() -> None:
+    """No sentence to pick (the grammar only lets a model copy the episode's) and no example fact: what the
+    prompt shows is placeholders and the forms of an about-time, which validation does not take as a fact's."""
+    prompt = load_prompt("writer_quote")
+    assert example_text(prompt).split("\n") == ["<a listed sentence>", "<its time, or empty>"]
+    assert "Example" not in prompt
+
+
+@pytest.mark.parametrize(
+    ("about", "kept"), [("2024-06", None), ("2024", None), ("2023-11", (1698796800000, 1701388799999))]
+)
+def test_an_about_time_copied_from_the_prompt_is_not_kept_for_a_text_naming_no_time(
+    stores: Stores, fake: FakeOpenAI, about: str, kept: tuple[int, int] | None
+) -> None:
+    events = add_events(stores, RECORDS[:2])
+    fake.add(document({"facts": [{"sentence": "Miso the cat too.", "about": about}]}))
+    result = write_direct(stores, make_writer(fake, mode="quote"), events)
+    row = stores.conn.execute("SELECT text, about_start, about_end FROM facts").fetchone()
+    assert (row[0], (row[1], row[2]) if row[1] is not None else None) == ("Miso the cat too.", kept)
+    assert result.fixed == ({"fact:about_from_text": 1} if kept is None else {})

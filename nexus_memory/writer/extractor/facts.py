@@ -121,6 +121,12 @@ def questions_put(
     return {event.id: asked[event.id] for event in events if event.id in asked}
 
 
+def answer_statement(question: str, reply: str) -> str:
+    """A reply that says nothing alone, kept with the question it answers, in the sender's first person (as
+    every statement is before it is attributed): 'Asked "What are Melanie's pets' names?", I answered: ...'."""
+    return f'Asked "{question}", I answered: {reply}'
+
+
 def _question_put(event: Event, previous: Event | None, peer: str | None, names: NameBook, asking: str) -> str:
     """The question the message before put to this event's sender (`asking` is its body), read from the asker's
     side ("What are your pets' names?" -> "What are Melanie's pets' names?"); '' when there is none or it was
@@ -241,7 +247,7 @@ def _read_text(text: str, speaker: str, reader: _Reader, *, claims: bool) -> lis
                 cleaned = reader.antecedents.resolve(cleaned, speaker, peer)
                 splits.append((_split_statement(supply_subject(cleaned), speaker), peer))
             elif cleaned and asked and is_answer(cleaned, reader.names, asked):
-                answer = f'Asked "{asked}", I answered: {cleaned}'
+                answer = answer_statement(asked, cleaned)
                 splits.append((_Split([_Statement(answer, speaker)]), reader.peer))
             if cleaned and not is_courtesy(cleaned, reader.names):
                 asked = ""  # only the reply's first word on the matter answers the question

@@ -11,7 +11,7 @@ rules and the per-episode transaction for both modes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,9 @@ from nexus_memory.identity import store as identity
 from nexus_memory.llm.client import Budget, LLMClient, Usage
 from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.extractor import split_sentences
-from nexus_memory.writer.extractor.sentences import clean_sentence, is_informative
+from nexus_memory.writer.extractor.facts import answer_statement
+from nexus_memory.writer.extractor.names import NameBook
+from nexus_memory.writer.extractor.sentences import clean_sentence, is_answer, is_courtesy, is_informative
 from nexus_memory.writer.extractor.structure import read_message
 from nexus_memory.writer.llm.episode import event_refs, render_episode, system_prompt
 from nexus_memory.writer.llm.model_tools import ModelTools
@@ -120,17 +122,21 @@ class StructuredExtractor:
         self.retries = retries
         self.temperature = temperature
 
-    def ask(self, episode: EpisodeInput) -> tuple[dict[str, Any], dict[str, Any], str]:
+    def ask(self, episode: EpisodeInput, view: EpisodeView) -> tuple[dict[str, Any], dict[str, Any], str]:
         """The schema sent, the schema answers are checked against, and the closing of the episode message."""
         return extraction_schema(event_refs(episode)), CHECK_SCHEMA, CLOSING
 
-    def document(self, answer: dict[str, Any], episode: EpisodeInput) -> tuple[dict[str, Any], Counter[str]]:
+    def document(
+        self, answer: dict[str, Any], episode: EpisodeInput, view: EpisodeView
+    ) -> tuple[dict[str, Any], Counter[str]]:
         """The answer as a document of facts, links and claims for `validate`, and what was dropped on the way."""
         return answer, Counter()
 
     def run(self, tools: WriterTools, episode: EpisodeInput, usage: Usage) -> StructuredOutcome:
         """Ask, validate, write; LLMError when no valid document came back (then nothing is written)."""
-        schema, check_schema, closing = self.ask(episode)
+        model_tools = ModelTools(tools, episode)
+        view = EpisodeView(model_tools, episode, self.prompt)
+        schema, check_schema, closing = self.ask(episode, view)
         messages = [
             {"role": "system", "content": system_prompt(self.prompt, tools)},
             {"role": "user", "content": render_episode(tools, episode, closing)},
@@ -146,9 +152,8 @@ class StructuredExtractor:
             check_schema=check_schema,
             strict=True,  # every object of the sent schema requires all its properties (`_object`)
         )
-        model_tools = ModelTools(tools, episode)
-        document, dropped = self.document(result.data, episode)
-        plan = validate(document, EpisodeView(model_tools, episode, self.prompt), max_facts=MAX_FACTS)
+        document, dropped = self.document(result.data, episode, view)
+        plan = validate(document, view, max_facts=MAX_FACTS)
         plan.dropped.update(dropped)
         outcome = StructuredOutcome(attempts=result.attempts, notes=[*result.failures])
         _Applier(model_tools, plan, outcome, self.mode).apply()
@@ -164,19 +169,38 @@ MIN_QUOTE_WORDS = 3  # "Thanks so much!" is no candidate
 MAX_CANDIDATES = 40  # sentences offered per episode: the grammar of a longer enum costs more than it gives
 
 
-def quote_candidates(episode: EpisodeInput) -> list[tuple[str, str]]:
+def quote_candidates(
+    episode: EpisodeInput, asked: Mapping[str, str] | None = None, speakers: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
     """(ref, sentence) of the new events a fact may be: statements of a few words of what the sender wrote
     (not an email's headers, quoted reply or signature: `read_message`), each offered once. What the offline
-    writer would not keep either (a question, a pleasantry, thanks, a request of the moment) is not offered."""
+    writer would not keep either (a question, a pleasantry, thanks, a request of the moment) is not offered.
+
+    `asked` (event id -> the question put to its sender, `questions_put`): a reply whose first word on the
+    matter says nothing alone ("Luna and Oliver!") is offered as the offline writer keeps it, with the question
+    ('Asked "What are Melanie's pets' names?", I answered: Luna and Oliver.'); courtesy or a name alone is not
+    (`is_answer`, with the participants' names of `speakers`, sender_id -> name)."""
+    asked = asked or {}
+    names = NameBook(speakers or {})
+    for event in [*episode.context, *episode.events]:
+        names.learn_event(event)
     found: dict[str, str] = {}
     for ref, event in zip(event_refs(episode), episode.events, strict=True):
+        question = asked.get(event.id, "")
         for sentence in split_sentences(read_message(event.content).body):
             sentence = " ".join(sentence.split())
-            if len(sentence.split()) < MIN_QUOTE_WORDS or sentence.endswith("?") or sentence in found:
+            statement, _called = clean_sentence(sentence, names)
+            if sentence.endswith("?") or not statement:
                 continue
-            statement, _called = clean_sentence(sentence)
-            if statement and is_informative(statement):
-                found[sentence] = ref
+            # Thanks as written too: cleaning leaves "So much." of "Thanks so much!", which reads as an answer.
+            courtesy = is_courtesy(sentence, names) or is_courtesy(statement, names)
+            if is_informative(statement, names):
+                if len(sentence.split()) >= MIN_QUOTE_WORDS:
+                    found.setdefault(sentence, ref)
+            elif question and not courtesy and is_answer(statement, names, question):
+                found.setdefault(answer_statement(question, statement), ref)
+            if not courtesy:
+                question = ""  # only the reply's first word on the matter answers the question, as offline
     return [(ref, sentence) for sentence, ref in found.items()][:MAX_CANDIDATES]
 
 
@@ -204,14 +228,20 @@ class QuoteExtractor(StructuredExtractor):
 
     mode = "quote"
 
-    def ask(self, episode: EpisodeInput) -> tuple[dict[str, Any], dict[str, Any], str]:
-        offered = quote_candidates(episode)
+    def offered(self, episode: EpisodeInput, view: EpisodeView) -> list[tuple[str, str]]:
+        """The candidates of `quote_candidates`, short replies read with the questions validation grounds them on."""
+        return quote_candidates(episode, view.asked, view.speakers)
+
+    def ask(self, episode: EpisodeInput, view: EpisodeView) -> tuple[dict[str, Any], dict[str, Any], str]:
+        offered = self.offered(episode, view)
         listed = "\n".join(f"- {sentence}" for _ref, sentence in offered) or "(none)"
         closing = f"Sentences you may pick:\n{listed}\n\n{QUOTE_CLOSING}"
         return quote_schema([sentence for _ref, sentence in offered] or [""]), quote_schema(), closing
 
-    def document(self, answer: dict[str, Any], episode: EpisodeInput) -> tuple[dict[str, Any], Counter[str]]:
-        offered = {sentence: ref for ref, sentence in quote_candidates(episode)}
+    def document(
+        self, answer: dict[str, Any], episode: EpisodeInput, view: EpisodeView
+    ) -> tuple[dict[str, Any], Counter[str]]:
+        offered = {sentence: ref for ref, sentence in self.offered(episode, view)}
         facts: list[dict[str, Any]] = []
         dropped: Counter[str] = Counter()
         for item in answer.get("facts", []):

@@ -15,7 +15,9 @@ of the episode):
   example, and the fact's words are judged by its text. Pronoun entities ("I", "you") stand for the
   speaker or the addressee;
 - what it asserts must be in the event it cites (`facts/grounding.py`: its names and numbers, and
-  enough of its content words, there or in the event's deliveryContext); where another new event of
+  enough of its content words, there or in the event's deliveryContext), in what the message states as the
+  offline writer reads it (`own_statements`: not an email's headers, signature or quoted reply, not thanks,
+  pleasantries or an errand of the moment); where another new event of
   the episode holds its words, the fact cites that one instead (`fixed["fact:recited"]`). A short reply
   is read with the question put to its sender just before (the offline writer's reading, `questions_put`): a
   fact may take words from both ("Melanie's pets are named Luna and Oliver" from "What are your pets' names?"
@@ -36,7 +38,9 @@ of the episode):
   second (`about`: an ISO date, month, year or span); it is kept when it can be read, lies within
   ABOUT_PAST_MS before to ABOUT_AHEAD_MS after the message, and agrees with the dates the text names where it
   names some (overlaps the offline reading, which the stored text shows as "(on 28 February 2025)").
-  Otherwise the offline date resolver's reading of the text is stored (`fixed["fact:about_from_text"]`);
+  Otherwise the offline date resolver's reading of the text is stored (`fixed["fact:about_from_text"]`), as
+  it is for a time the prompt shows (its forms, its example's) given for a text that names no time: a small
+  model copies "2024-06" onto every fact;
 - a causal link needs two kept facts and a causal cue in their messages (`link:*`);
 - an identity claim must be written in its message (`claim:*`); it becomes a merge proposal for
   review, never a merge.
@@ -59,8 +63,10 @@ from nexus_memory.writer.base import EpisodeInput
 from nexus_memory.writer.extractor import find_introductions, questions_put, read_dates, split_sentences
 from nexus_memory.writer.extractor.causal import CAUSAL_INFIX, CAUSAL_LINK_PREV, CAUSAL_PREFIX
 from nexus_memory.writer.extractor.dates import ANNOTATION_RE
+from nexus_memory.writer.extractor.names import NameBook
 from nexus_memory.writer.extractor.pronouns import resolve_pronouns
-from nexus_memory.writer.extractor.sentences import asks
+from nexus_memory.writer.extractor.sentences import asks, clean_sentence, is_informative, statement_in_question
+from nexus_memory.writer.extractor.structure import read_message
 from nexus_memory.writer.extractor.text import lower_first
 from nexus_memory.writer.extractor.words import NOT_NAMES, STOPWORDS
 from nexus_memory.writer.llm.model_tools import CheckedFact, FactDropped, ModelTools
@@ -99,6 +105,8 @@ _NON_WORD = re.compile(r"[^\w@+.]+|(?<!\w)[.]|[.](?!\w)")
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 _PROMPT_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
 _THIRD_PERSON = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.IGNORECASE)
+# An about-time as the prompts show its forms: "2024-06-14", "2024-06", "2024", "2024-04-29/2024-05-05".
+_ABOUT_FORM = re.compile(r"(?<![\d-])\d{4}(?:-\d{2}){0,2}(?:/\d{4}(?:-\d{2}){0,2})?(?![\d/])")
 _CAPITALISED = re.compile(r"(?<![\w'])(?!I\b)[A-Z][a-z]+(?:[A-Z][a-z]+)*(?![\w'])")
 
 
@@ -187,16 +195,36 @@ def stored_grounding(text: str, event: Event, speaker: str, peer: str | None, na
 
 
 def grounding_source(
-    event: Event, speaker: str, peer: str | None, named: Sequence[str] = (), asked: str = ""
+    event: Event,
+    speaker: str,
+    peer: str | None,
+    named: Sequence[str] = (),
+    asked: str = "",
+    said: str | None = None,
 ) -> Source:
-    """What a fact citing `event` may say: the message, and its deliveryContext (who speaks, to whom,
-    where, when) as words a fact may use without the message saying them. `named`: the names the
-    episode says, which a message speaking of "he" or "she" may mean; `asked`: the question the message
-    answers, whose words a fact of the answer may use ('Melanie's pets are named Luna and Oliver')."""
+    """What a fact citing `event` may say: the message (or `said`, the part of it a fact may come from), and its
+    deliveryContext (who speaks, to whom, where, when) as words a fact may use without the message saying them.
+    `named`: the names the episode says, which a message speaking of "he" or "she" may mean; `asked`: the
+    question the message answers, whose words a fact of the answer may use ('Melanie's pets are named Luna and
+    Oliver')."""
     context = [speaker, peer or "", event.sender_id, event.peer_id or "", event.platform, date_words(event.as_of)]
     if _THIRD_PERSON.search(event.content):
         context += named
-    return Source([event.content, asked], context)
+    return Source([event.content if said is None else said, asked], context)
+
+
+def own_statements(content: str, names: NameBook | None = None) -> str:
+    """What of a message a fact may come from, as the offline writer reads it: the sentences of the sender's own
+    text (`read_message`: not an email's headers, quoted reply or signature) that state something
+    (`is_informative`: not a pleasantry, thanks, a request or errand of the moment, filler), and what a question
+    states ("Jess said you're looking for a belay partner?")."""
+    kept = []
+    for sentence in split_sentences(read_message(content).body):
+        statement = statement_in_question(sentence) if sentence.rstrip().endswith("?") else sentence
+        cleaned = clean_sentence(statement, names)[0] if statement else ""
+        if cleaned and is_informative(cleaned, names):
+            kept.append(sentence)
+    return "\n".join(kept)
 
 
 class EpisodeView:
@@ -225,7 +253,15 @@ class EpisodeView:
             for name in find_introductions(e.content):
                 self.add_claim(e, name)
         named = names_in(contents)
-        self.sources = {e.id: grounding_source(e, self.speaker(e), self.peer(e), named) for e in self.new}
+        book = NameBook(self.speakers)
+        for e in self.everyone:
+            book.learn_event(e)
+        self.names = book
+        # A fact comes from what its event states, not from its headers, signature, thanks or errands.
+        self.sources = {
+            e.id: grounding_source(e, self.speaker(e), self.peer(e), named, said=own_statements(e.content, book))
+            for e in self.new
+        }
         # A short reply ("Luna and Oliver!") answers the question put to its sender just before, read from the
         # asker's side as the offline writer reads it: a fact may take its words from both.
         self.asked = questions_put(self.new, context=episode.context, speaker_names=self.speakers)
@@ -236,6 +272,7 @@ class EpisodeView:
         }
         self.episode = Source(contents, delivery)
         self.examples = Source([example_text(prompt)])
+        self.example_abouts = shown_abouts(prompt)
         # Longest first, so "Sam Rivera" is found before a "Sam" of its own.
         found = {*self.speakers.values(), *(p for e in self.new if (p := self.peer(e)))}
         self.participants = sorted(found, key=lambda name: (-len(name), name))
@@ -320,7 +357,9 @@ class EpisodeView:
         if replaced:
             fixes += ("fact:speaker_rewritten",)
         dated = read_dates(text, source.as_of)  # both times: said at the event's, about what the text names
-        kept = model_about(about, dated.about, source.as_of)
+        # A time the prompt shows as a form, for a text that names none, is the prompt copied (a small model's).
+        copied = dated.about is None and about in self.example_abouts
+        kept = None if copied else model_about(about, dated.about, source.as_of)
         if about is not None and kept is None:
             fixes += ("fact:about_from_text",)
         return CheckedFact(dated.text, source, source.as_of, fixes, replaced, kept or dated.about)
@@ -347,8 +386,10 @@ class EpisodeView:
         if source is None:
             return None
         grounding = source.ground(text)
-        reply, question = self.sources[event.id], Source([self.asked[event.id]])
-        own = any(reply.has(t) and not question.has(t) and not reply.in_context(t) for t in terms(text))
+        # The message's own words: a name it says ("The Minnesota Wolves! ... play with them") is also in the
+        # context of a message with "them", yet it is the reply's.
+        reply, question = Source([event.content]), Source([self.asked[event.id]])
+        own = any(reply.has(t) and not question.has(t) for t in terms(text))
         return grounding if grounding.grounded and own else None
 
     def right_speaker(self, text: str, event: Event) -> tuple[str, str]:
@@ -369,6 +410,16 @@ class EpisodeView:
             named = re.compile(rf"(?<!\w){re.escape(subject)}(?!\w)", re.IGNORECASE)
             return named.sub(lambda _match: speaker, text), subject
         raise FactDropped("wrong_speaker", f"{subject!r} is not who {event.sender_id}'s message speaks of")
+
+
+def shown_abouts(prompt: str) -> set[tuple[int, int]]:
+    """The about-times a prompt shows (its forms and its example's), as spans."""
+    spans = set()
+    for shown in _ABOUT_FORM.findall(prompt):
+        about, unread = read_about(shown)
+        if about is not None and not unread:
+            spans.add(about)
+    return spans
 
 
 def model_about(given: tuple[int, int] | None, read: tuple[int, int] | None, said: int) -> tuple[int, int] | None:
