@@ -629,6 +629,7 @@ def test_a_verbless_reply_to_a_question_for_any_thing_is_kept_with_the_question(
         ("Did you like it?", "Super good!"),  # a yes/no question: the fragment says too little
         ("Can you send me the link?", "Sure thing!"),  # a request
         ("What are your pets' names?", "Thanks, talk soon!"),  # courtesy answers nothing
+        ("How was the trip?", "Thanks so much!"),  # nor does what is left of it once its thanks are cleaned off
         ("What are your pets' names?", "I went hiking today. Luna and Oliver!"),  # not the reply's first word
         ("Nice weather. I'm off.", "Luna and Oliver!"),  # no question at all
     ],

@@ -187,7 +187,8 @@ def _extract_event(event: Event, message: MessageParts, reader: _Reader, result:
     body = "" if drafted else message.body
     # A short reply to a question is no chatter when it may answer it ("Super good!" after "How was it?").
     answers = bool(reader.asked) and any(
-        is_answer(clean_sentence(s, names)[0], names, reader.asked) for s in split_sentences(body)
+        not is_courtesy(s, names) and is_answer(clean_sentence(s, names)[0], names, reader.asked)
+        for s in split_sentences(body)
     )
     if is_ephemeral(body, names) and not message.signature and not message.forwarded and not answers:
         result.skipped_events.append(event.id)
@@ -246,7 +247,8 @@ def _read_text(text: str, speaker: str, reader: _Reader, *, claims: bool) -> lis
                 peer = reader.names.full_name(called) if called else reader.peer
                 cleaned = reader.antecedents.resolve(cleaned, speaker, peer)
                 splits.append((_split_statement(supply_subject(cleaned), speaker), peer))
-            elif cleaned and asked and is_answer(cleaned, reader.names, asked):
+            # Courtesy is judged as written: cleaning "Thanks so much!" leaves "So much", which is no answer.
+            elif cleaned and asked and not is_courtesy(piece, reader.names) and is_answer(cleaned, reader.names, asked):
                 answer = answer_statement(asked, cleaned)
                 splits.append((_Split([_Statement(answer, speaker)]), reader.peer))
             if cleaned and not is_courtesy(cleaned, reader.names):
