@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
 from nexus_memory.identity import store as identity
+from nexus_memory.recall.answer_type import add_answer_type_list
 from nexus_memory.recall.arguments import check_recall_arguments
 from nexus_memory.recall.filters import TOOL_PLATFORM, Filters
 from nexus_memory.recall.fresh import fresh_events, fresh_slots
@@ -292,7 +293,7 @@ def _run_strategies(
 ) -> dict[str, list[Ranked]]:
     """Run the budget's strategies (`embedded`: waits for the query vector, see _start_embedding); returns
     strategy name -> its ranked lists."""
-    names = ("semantic", "keyword", "entity", "speaker", "causal", "recency")
+    names = ("semantic", "keyword", "entity", "speaker", "answer_type", "causal", "recency")
     lists: dict[str, list[Ranked]] = {name: [] for name in names}
     strategies = set(plan.strategies)
     if embedded is None and strategies == {"semantic"}:
@@ -323,6 +324,8 @@ def _run_strategies(
     if len(plan.strategies) > 1 and "fact" in ctx.types:
         with _timed(timings, "speaker"):  # what the person the question names said: recall/units.py
             add_speaker_list(ctx.conn, ctx.prompt, lists)
+        with _timed(timings, "answer_type"):  # the candidates that carry what it asks for: recall/answer_type.py
+            add_answer_type_list(ctx.conn, ctx.prompt, lists)
     if "causal" in strategies and "fact" in ctx.types:
         with _timed(timings, "causal"):
             seeds = [split_key(k)[1] for k, _ in fuse_strategies(lists) if k.startswith("fact:")]

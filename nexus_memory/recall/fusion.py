@@ -22,7 +22,8 @@ RRF_K = 20
 MMR_LAMBDA = 0.7
 # The semantic list counts double in RRF: a mid recall fuses one semantic list against keyword and
 # entity lists, and without this the lexical side outvotes the model 2:1 (LoCoMo dev: see RRF_K).
-STRATEGY_WEIGHTS = {"semantic": 2.0}
+# The answer-type list (recall/answer_type.py) counts 0.75: four of five leave-one-conversation-out fits chose it.
+STRATEGY_WEIGHTS = {"semantic": 2.0, "answer_type": 0.75}
 HIGHER_LAYER_MIN_SIM = 0.35  # MiniLM: unrelated sentences sit around 0.0-0.2, paraphrases above 0.5
 
 # A ranked list: (key, raw strategy score), best first. Keys are "<type>:<id>".
