@@ -204,3 +204,19 @@ def test_a_rolled_back_episode_leaves_no_remembered_entity(stores: Stores) -> No
     with db.transaction(conn), identity.lookups_remembered(conn):
         assert identity.find_entities(conn, "kestrel") == []
         assert identity.get_entity(conn, kestrel) is None
+
+
+def test_answers_kept_inside_a_batch_that_rolls_back_are_dropped(stores: Stores) -> None:
+    """The pipeline commits several episodes together: an episode's answers about the one before it are
+    gone with a rollback of the batch, once the batch says so (identity.forget_remembered)."""
+    conn = stores.conn
+    with pytest.raises(RuntimeError), db.transaction(conn):
+        with identity.lookups_remembered(conn):
+            kestrel = identity.create_entity(conn, "Kestrel", "project")
+        with identity.lookups_remembered(conn):  # the next episode of the batch remembers it
+            assert [e.id for e in identity.find_entities(conn, "kestrel")] == [kestrel]
+        raise RuntimeError("the batch failed")
+    identity.forget_remembered(conn)
+    with db.transaction(conn), identity.lookups_remembered(conn):
+        assert identity.find_entities(conn, "kestrel") == []
+        assert identity.get_entity(conn, kestrel) is None

@@ -8,6 +8,7 @@ from nexus_memory.core.stores import Stores
 from nexus_memory.episodes.grouping import build_episodes
 from nexus_memory.events.ledger import RawRecord, ingest
 from nexus_memory.facts import state
+from nexus_memory.pipeline.layers import EPISODES_PER_COMMIT, _episodes_per_commit, run_layer
 from nexus_memory.writer.base import EpisodeInput, WriteResult
 from nexus_memory.writer.run import pending_episodes, process_partition
 from nexus_memory.writer.tools import ToolError, WriterTools
@@ -169,26 +170,15 @@ class ScriptedWriter:
         return WriteResult(prompt_tokens=10, completion_tokens=5)
 
 
+def _ingest_failing(stores: Stores, as_of: int) -> None:
+    """One message of Bob's in thread 'bad' that ScriptedWriter fails on."""
+    record = {"id": "bad-0", "platform": "chat", "sender_id": "bob", "content": "please FAIL here", "as_of": as_of}
+    ingest(stores, [RawRecord("t", 9, {**record, "thread_id": "bad"}, "")])
+
+
 def test_failed_episode_keeps_nothing_and_reruns_alone(stores: Stores) -> None:
     _ingest(stores, 2, thread="good")
-    ingest(
-        stores,
-        [
-            RawRecord(
-                "t",
-                9,
-                {
-                    "id": "bad-0",
-                    "platform": "chat",
-                    "sender_id": "bob",
-                    "content": "please FAIL here",
-                    "as_of": T0 + 7200,
-                    "thread_id": "bad",
-                },
-                "",
-            )
-        ],
-    )
+    _ingest_failing(stores, T0 + 7200)
     build_episodes(stores, "2024-05-01", "chat")
     report = process_partition(stores, "2024-05-01", "chat", ScriptedWriter())
     assert (report.count("ok"), report.count("failed")) == (1, 1)
@@ -222,3 +212,40 @@ def test_rerunning_a_partition_adds_zero_facts(stores: Stores) -> None:
     again = process_partition(stores, "2024-05-01", "chat", ScriptedWriter())
     assert again.count("skipped") == 1
     assert stores.conn.execute("SELECT count(*) FROM facts").fetchone()[0] == before == 3
+
+
+def test_episodes_committed_together_stay_all_or_nothing_each(stores: Stores) -> None:
+    """The pipeline writes a batch of days in one transaction: a failed episode inside it still leaves only its
+    failure row, the episodes around it are kept, and a batch stopped by an error leaves nothing of itself."""
+    days = 3
+    for day in range(days):
+        _ingest(stores, 2, thread=f"good{day}", start=day * 86400)
+    _ingest_failing(stores, T0 + 86400 + 7200)
+    day_names = ["2024-05-01", "2024-05-02", "2024-05-03"]
+    run_layer(stores, "episodes", "chat", day_names)
+    assert stores.conn.execute("SELECT count(*) FROM episodes").fetchone()[0] == days + 1 < EPISODES_PER_COMMIT
+    report = run_layer(stores, "facts", "chat", day_names, writer=ScriptedWriter())
+    assert (report.details["ok"], report.details["failed"]) == (days, 1)
+    assert stores.conn.execute("SELECT count(*) FROM facts WHERE source_event_id = 'chat:bad-0'").fetchone()[0] == 0
+    assert stores.conn.execute("SELECT count(*) FROM memory_processing_log").fetchone()[0] == 2 * days
+    assert not stores.conn.in_transaction  # the batch committed
+
+    class Interrupted(ScriptedWriter):
+        def write(self, tools: WriterTools, episode: EpisodeInput) -> WriteResult:
+            tools.insert_fact("Bob asked for something", episode.events[0].as_of, source_event_id="chat:bad-0")
+            raise KeyboardInterrupt  # not an episode's failure: the whole batch stops
+
+    with pytest.raises(KeyboardInterrupt):
+        run_layer(stores, "facts", "chat", day_names, writer=Interrupted(), only_failed=True)
+    assert not stores.conn.in_transaction
+    assert stores.conn.execute("SELECT count(*) FROM facts WHERE source_event_id = 'chat:bad-0'").fetchone()[0] == 0
+    assert report.failures and pending_episodes(stores, "2024-05-02", "chat", only_failed=True) == [
+        report.failures[0].episode_id
+    ]
+
+
+def test_a_slow_writer_commits_each_episode_and_a_fast_one_several() -> None:
+    assert _episodes_per_commit(0, 0.0) == 1  # nothing known yet
+    assert _episodes_per_commit(10, 30.0) == 1  # the LLM writer: seconds an episode
+    assert _episodes_per_commit(100, 1.0) == 10  # 10 ms an episode: 0.1 s of them
+    assert _episodes_per_commit(1000, 2.5) == EPISODES_PER_COMMIT  # the offline writer: at most 32

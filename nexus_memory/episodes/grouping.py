@@ -8,6 +8,7 @@ partition creates nothing new.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -22,6 +23,23 @@ from nexus_memory.events.ledger import Event, row_to_event
 from nexus_memory.events.partitions import partition_key
 
 WRITER_DEFINITION = "thread_gap_30m"
+# An event's columns as `ledger_event` reads them (select them as EVENT_COLUMNS from `events e`).
+_EVENT_FIELDS = (
+    "id",
+    "platform",
+    "sender_id",
+    "content",
+    "as_of",
+    "direction",
+    "sender_name",
+    "peer_id",
+    "peer_kind",
+    "thread_id",
+    "session_id",
+    "metadata",
+    "source",
+)
+EVENT_COLUMNS = ", ".join(f"e.{name}" for name in _EVENT_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -125,11 +143,17 @@ def split(events: Sequence[Event], definition: EpisodeDefinition) -> list[list[E
 
 
 def build_episodes(
-    stores: Stores, day: str, platform: str, definitions: Sequence[str] = (WRITER_DEFINITION,)
+    stores: Stores,
+    day: str,
+    platform: str,
+    definitions: Sequence[str] = (WRITER_DEFINITION,),
+    *,
+    events: Sequence[Event] | None = None,
 ) -> EpisodeBuildStats:
-    """Group one (day, platform) partition's events into episodes for each definition."""
+    """Group one (day, platform) partition's events into episodes for each definition; `events` are the
+    partition's events (`partition_events`) when the caller read them already."""
     stats = EpisodeBuildStats()
-    events = partition_events(stores, day, platform)
+    events = partition_events(stores, day, platform) if events is None else events
     stats.events = len(events)
     key = partition_key(day, platform)
     with stores.transaction():
@@ -207,9 +231,11 @@ def _episode_extended_by(stores: Stores, definition: EpisodeDefinition, key: str
     # A session continues however long the pause; a thread continues only within the gap.
     gap_ms = definition.gap_minutes * 60_000 if definition.strategy == "time_gap" else 10**15
     chunk_tokens = sum(estimate_tokens(e.content) for e in chunk)
+    # Either way it ends at or after chunk[0].as_of - gap (an episode holding one of the chunk's events ends at
+    # or after it): the index range stops there instead of going through the thread's whole history.
     return stores.conn.execute(
         """SELECT ep.* FROM episodes ep
-           WHERE ep.definition_id = ? AND ep.group_key = ?
+           WHERE ep.definition_id = ? AND ep.group_key = ? AND ep.end_time >= ? - ?
              AND NOT EXISTS (SELECT 1 FROM episodes child WHERE child.parent_id = ep.id)
              AND (EXISTS (SELECT 1 FROM episode_events ee WHERE ee.episode_id = ep.id
                           AND ee.event_id IN (SELECT value FROM json_each(?)))
@@ -219,6 +245,8 @@ def _episode_extended_by(stores: Stores, definition: EpisodeDefinition, key: str
         (
             definition.id,
             key,
+            chunk[0].as_of,
+            gap_ms,
             json.dumps([e.id for e in chunk]),
             chunk[0].as_of,
             chunk[0].as_of,
@@ -232,8 +260,15 @@ def _episode_extended_by(stores: Stores, definition: EpisodeDefinition, key: str
 
 def episode_events(stores: Stores, episode_id: str) -> list[Event]:
     rows = stores.conn.execute(
-        """SELECT e.* FROM episode_events ee JOIN events e ON e.id = ee.event_id
-           WHERE ee.episode_id = ? ORDER BY ee.position""",
+        f"""SELECT {EVENT_COLUMNS} FROM episode_events ee JOIN events e ON e.id = ee.event_id
+            WHERE ee.episode_id = ? ORDER BY ee.position""",
         (episode_id,),
     ).fetchall()
-    return [row_to_event(r) for r in rows]
+    return [ledger_event(tuple(r)) for r in rows]
+
+
+# The writer reads each event again as context of every later episode of its thread (up to 20 times).
+@functools.lru_cache(maxsize=8192)
+def ledger_event(values: tuple[Any, ...]) -> Event:
+    """The Event of an `events` row selected as EVENT_COLUMNS: the same values give the same (immutable) Event."""
+    return row_to_event(dict(zip(_EVENT_FIELDS, values, strict=True)))

@@ -10,6 +10,7 @@ invisible characters), so 'priya\\u212a#2211' (KELVIN SIGN) and 'priyak#2211' st
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 
@@ -56,6 +57,7 @@ def looks_like_handle(text: str) -> bool:
     return bool(EMAIL_RE.match(text) or PHONE_RE.match(text) or TAGGED_HANDLE_RE.match(text))
 
 
+@functools.lru_cache(maxsize=65536)  # asked for every message's sender, the same few pairs again and again
 def names_another_handle(display_name: str, handle: str) -> bool:
     """True when a display name is shaped like a handle other than the sender's own one.
 

@@ -138,6 +138,12 @@ def lookups_remembered(conn: db.Connection) -> Iterator[None]:
         _kept[:] = [memo]
 
 
+def forget_remembered(conn: db.Connection) -> None:
+    """Drop the answers kept on `conn` for its next `lookups_remembered` block: a transaction around several
+    blocks rolled back, so answers read after a block's writes may name rows that are gone again."""
+    _kept[:] = [memo for memo in _kept if memo.conn is not conn]
+
+
 def _changed(conn: db.Connection, *questions: Question) -> None:
     """An identity write on `conn` that changes the answer to `questions` (to every question when none
     are named): they are no longer remembered inside `lookups_remembered`."""

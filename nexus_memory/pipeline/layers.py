@@ -2,18 +2,20 @@
 
 `run_layer` is the one way a partition's layers are built: each Dagster asset calls it for its own
 layer, and the benchmarks call `run_layers` for all of them. Layers run in order over the batch,
-days oldest first within each layer; every episode the writer handles commits on its own, so a
-batch stopped anywhere is finished by running it again (`pending_partitions` says what is left).
+days oldest first within each layer; a fast writer's episodes commit several at a time
+(EPISODES_PER_COMMIT) and every episode the writer handles is all-or-nothing, so a batch stopped
+anywhere is finished by running it again (`pending_partitions` says what is left).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from nexus_memory.core.ids import minute_of
 from nexus_memory.core.progress import Progress
@@ -22,11 +24,13 @@ from nexus_memory.embeddings.ahead import EmbeddingAhead, ahead_for
 from nexus_memory.embeddings.model import Embedder
 from nexus_memory.embeddings.step import embed_pending, embedder_for_store, unembedded_fact_texts
 from nexus_memory.embeddings.vectors.vec0 import index_state
-from nexus_memory.episodes.grouping import DEFINITIONS, WRITER_DEFINITION, build_episodes
+from nexus_memory.episodes.grouping import DEFINITIONS, WRITER_DEFINITION, build_episodes, partition_events
+from nexus_memory.events.ledger import Event
 from nexus_memory.events.partitions import partition_key
+from nexus_memory.identity import store as identity
 from nexus_memory.recall.filters import TOOL_PLATFORM
 from nexus_memory.writer.base import EpisodeWriter
-from nexus_memory.writer.run import EpisodeOutcome, FailedEpisode, failed_episodes, process_partition
+from nexus_memory.writer.run import EpisodeOutcome, FailedEpisode, failed_episodes, partition_episodes, write_events
 
 LAYERS = ("events", "episodes", "facts", "embeddings")
 
@@ -241,13 +245,58 @@ def _ahead(embedder: Embedder | None) -> EmbeddingAhead | None:
     return ahead_for(embedder) if isinstance(embedder, Embedder) else None
 
 
+# Writes go in batches, one transaction each (each writer episode still all-or-nothing in its own savepoint): a
+# commit per episode wrote the same index and keyword-index pages to the WAL again each time. A batch's reads
+# come first, outside the write lock, so another writer finds the lock free about as often as it did between
+# single episodes. An interrupted batch leaves nothing of itself behind and is written again by a rerun.
+COMMIT_SECONDS = 0.1  # a batch of writer episodes holds the write lock about this long...
+EPISODES_PER_COMMIT = 32  # ...and has at most this many episodes (a slow writer, the LLM's, gets one)
+EVENTS_PER_COMMIT = 256  # events grouped into episodes in one transaction
+
+_T = TypeVar("_T")
+
+
+@contextlib.contextmanager
+def _one_commit(stores: Stores) -> Iterator[None]:
+    """One transaction over a batch; when it rolls back, identity answers remembered inside it
+    (identity.lookups_remembered) may name rows it undid, so they are dropped."""
+    try:
+        with stores.transaction():
+            yield
+    except BaseException:
+        identity.forget_remembered(stores.conn)
+        raise
+
+
+def _episodes_per_commit(written: int, seconds: float) -> int:
+    """How many writer episodes the next batch has: one at first, then as many as the writer took
+    COMMIT_SECONDS for so far (`written` episodes in `seconds`), at most EPISODES_PER_COMMIT."""
+    if not written:
+        return 1
+    return max(1, min(EPISODES_PER_COMMIT, int(COMMIT_SECONDS * written / max(seconds, 1e-9))))
+
+
+def _take(items: Iterator[tuple[str, _T]], count: int, size: Callable[[_T], int]) -> list[tuple[str, _T]]:
+    """The next (day, what was read for it) items of `items` until their `size`s add up to `count` (or to the end)."""
+    taken: list[tuple[str, _T]] = []
+    for item in items:
+        taken.append(item)
+        count -= size(item[1])
+        if count <= 0:
+            break
+    return taken
+
+
 def _build_episodes(stores: Stores, report: LayerReport, day_done: Callable[[str], None]) -> None:
     counts = {"events": 0, "created": 0, "extended": 0, "unchanged": 0}
-    for day in report.days:
-        stats = build_episodes(stores, day, report.platform)
-        for name in counts:
-            counts[name] += getattr(stats, name)
-        day_done(day)
+    days = ((day, partition_events(stores, day, report.platform)) for day in report.days)
+    while batch := _take(days, EVENTS_PER_COMMIT, len):
+        with _one_commit(stores):
+            done = [(day, build_episodes(stores, day, report.platform, events=events)) for day, events in batch]
+        for day, stats in done:
+            for name in counts:
+                counts[name] += getattr(stats, name)
+            day_done(day)
     keys = [partition_key(day, report.platform) for day in report.days]
     counts["episodes_in_batch"] = stores.conn.execute(
         "SELECT count(*) FROM episodes WHERE partition_key IN (SELECT value FROM json_each(?))", (json.dumps(keys),)
@@ -266,15 +315,35 @@ def _write_facts(
     ahead: EmbeddingAhead | None = None,
 ) -> None:
     outcomes: list[EpisodeOutcome] = []
-    for day in report.days:
-        day_report = process_partition(
-            stores, day, report.platform, writer, only_failed=only_failed, episode_ids=episode_ids
-        )
-        outcomes += day_report.outcomes
-        if ahead is not None and day_report.facts:
-            fact_ids = partition_fact_ids(stores, report.platform, [day])
-            ahead.submit(unembedded_fact_texts(stores.conn, ahead.embedder.model_name, fact_ids))
-        day_done(day)
+    seconds = 0.0  # the writer's, over `outcomes`
+
+    def episodes() -> Iterator[tuple[str, tuple[str, list[Event]] | None]]:
+        """Each day's episodes with their events, in order, then (day, None) when the day is done."""
+        for day in report.days:
+            for episode in partition_episodes(
+                stores, day, report.platform, only_failed=only_failed, episode_ids=episode_ids
+            ):
+                yield day, episode
+            yield day, None
+
+    todo = episodes()
+    facts: Counter[str] = Counter()
+    while batch := _take(todo, _episodes_per_commit(len(outcomes), seconds), lambda episode: episode is not None):
+        with _one_commit(stores):
+            done = [
+                (day, write_events(stores, episode[1], writer, episode_id=episode[0]) if episode else None)
+                for day, episode in batch
+            ]
+        for day, outcome in done:
+            if outcome is not None:
+                outcomes.append(outcome)
+                seconds += outcome.seconds
+                facts[day] += outcome.facts
+                continue
+            if ahead is not None and facts[day]:
+                fact_ids = partition_fact_ids(stores, report.platform, [day])
+                ahead.submit(unembedded_fact_texts(stores.conn, ahead.embedder.model_name, fact_ids))
+            day_done(day)
     report.failures = failed_episodes(stores, [partition_key(day, report.platform) for day in report.days])
     report.rows = sum(o.facts for o in outcomes)
     report.details = {

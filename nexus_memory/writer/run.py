@@ -1,8 +1,9 @@
-"""Running a writer over episodes: one transaction per episode, outcomes recorded for reruns.
+"""Running a writer over episodes: each episode all-or-nothing, outcomes recorded for reruns.
 
-Both ways a writer is triggered end here: the Dagster `facts` asset (episodes of a partition) and
-`on_turn_complete` (an agent turn). Events already in memory_processing_log are never extracted
-twice; an episode that fails leaves nothing behind but its failure row, and is rerun alone.
+Both ways a writer is triggered end here: the Dagster `facts` asset (episodes of a partition; the pipeline
+commits a fast writer's episodes several at a time, each one a savepoint) and `on_turn_complete` (an agent turn). Events
+already in memory_processing_log are never extracted twice; an episode that fails leaves nothing behind but
+its failure row, and is rerun alone.
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from typing import Any
 
 from nexus_memory.core.ids import now_ms, ulid
 from nexus_memory.core.stores import Stores
-from nexus_memory.episodes.grouping import DEFINITIONS, WRITER_DEFINITION, episode_events
+from nexus_memory.episodes.grouping import (
+    DEFINITIONS,
+    EVENT_COLUMNS,
+    WRITER_DEFINITION,
+    episode_events,
+    ledger_event,
+)
 from nexus_memory.events import ledger
 from nexus_memory.events.ledger import Event, row_to_event
 from nexus_memory.events.partitions import partition_key
@@ -82,11 +89,11 @@ def thread_context(stores: Stores, first: Event, limit: int = THREAD_CONTEXT_EVE
     if not first.thread_id:
         return []
     rows = stores.conn.execute(
-        """SELECT * FROM events WHERE thread_id = ? AND platform = ? AND as_of < ?
-           ORDER BY as_of DESC LIMIT ?""",
+        f"""SELECT {EVENT_COLUMNS} FROM events e WHERE thread_id = ? AND platform = ? AND as_of < ?
+            ORDER BY as_of DESC LIMIT ?""",
         (first.thread_id, first.platform, first.as_of, limit),
     ).fetchall()
-    return [row_to_event(r) for r in reversed(rows)]
+    return [ledger_event(tuple(r)) for r in reversed(rows)]
 
 
 def write_events(
@@ -279,16 +286,30 @@ def process_partition(
     `episode_ids` names the episodes to run instead (those of other partitions are left alone).
     """
     report = PartitionReport(partition_key(day, platform))
-    if episode_ids is None:
-        todo = pending_episodes(stores, day, platform, only_failed=only_failed)
-    else:
-        todo = _episodes_of_partition(stores, report.partition_key, episode_ids)
-    for i, episode_id in enumerate(todo, 1):
-        outcome = write_events(stores, episode_events(stores, episode_id), writer, episode_id=episode_id)
+    todo = partition_episodes(stores, day, platform, only_failed=only_failed, episode_ids=episode_ids)
+    for i, (episode_id, events) in enumerate(todo, 1):
+        outcome = write_events(stores, events, writer, episode_id=episode_id)
         report.outcomes.append(outcome)
         if on_episode:
             on_episode(i, len(todo), outcome)
     return report
+
+
+def partition_episodes(
+    stores: Stores,
+    day: str,
+    platform: str,
+    *,
+    only_failed: bool = False,
+    episode_ids: Sequence[str] | None = None,
+) -> list[tuple[str, list[Event]]]:
+    """The episodes `process_partition` writes, in time order, each with its events. Only reads: a caller that
+    writes several partitions in one transaction reads them all before it takes the write lock."""
+    if episode_ids is None:
+        todo = pending_episodes(stores, day, platform, only_failed=only_failed)
+    else:
+        todo = _episodes_of_partition(stores, partition_key(day, platform), episode_ids)
+    return [(episode_id, episode_events(stores, episode_id)) for episode_id in todo]
 
 
 def _episodes_of_partition(stores: Stores, key: str, episode_ids: Sequence[str]) -> list[str]:

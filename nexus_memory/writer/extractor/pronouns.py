@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from nexus_memory.core.words import word_set
@@ -177,17 +178,24 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
         named = "|".join(re.escape(n) for n in {speaker, peer} if n)
         # Only in a question's inverted order, after its wh-word ("How long have you been") or opening it ("Do
         # you have any pets" -> "Does Bo have any pets"): "to have you" stays.
-        resolved = re.sub(
-            r"(\b(?:what|how|where|when|why|who|which)\b(?:\s+[\w'\u2019]+){0,2}\s+|^)("
-            + "|".join(_SINGULAR_AUX)
-            + r")(\s+(?:"
-            + named
-            + r")\b)(?!['\u2019]s\b)",
+        resolved = _inverted_aux_re(named).sub(
             lambda m: m.group(1) + _same_case(_SINGULAR_AUX[m.group(2).lower()], m.group(2)) + m.group(3),
             resolved,
-            flags=re.IGNORECASE,
         )
     return resolved, used_first
+
+
+@functools.lru_cache(maxsize=4096)  # one pattern per speaker and peer: re's own cache (512) is too small for a backfill
+def _inverted_aux_re(named: str) -> re.Pattern[str]:
+    """An auxiliary before one of the names `named` (a regex alternation) in a question's inverted order."""
+    return re.compile(
+        r"(\b(?:what|how|where|when|why|who|which)\b(?:\s+[\w'\u2019]+){0,2}\s+|^)("
+        + "|".join(_SINGULAR_AUX)
+        + r")(\s+(?:"
+        + named
+        + r")\b)(?!['\u2019]s\b)",
+        re.IGNORECASE,
+    )
 
 
 def _same_case(word: str, like: str) -> str:
