@@ -15,6 +15,8 @@ import pytest
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.ids import now_ms, ulid
 from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.vectors.index import VectorIndex
+from nexus_memory.embeddings.vectors.ivf import build_ivf
 from nexus_memory.identity import store as identity
 from nexus_memory.lifecycle import corrections
 from nexus_memory.recall import RecallResponse, recall, strategies
@@ -451,6 +453,38 @@ def test_query_embedded_beside_the_sql_strategies_changes_no_result(
     caller = threading.get_ident()
     # A low budget has nothing to run meanwhile: its query is embedded on the caller's thread.
     assert [thread == caller for thread in threaded.threads] == [False, False, True]
+
+
+def test_the_facts_ivf_scan_runs_beside_the_sql_strategies_and_changes_no_result(
+    stores: Stores, embedded: dict[str, str], fake: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an IVF index, the thread that embeds the query also scans the facts' lists; the search after the
+    SQL strategies only names what it found, and the answer is the same."""
+    build_ivf(stores.conn, stores.data_dir, fake.model_name, "fact", fake.dimension, nlist=2)
+    scanned_on: list[int] = []
+    scan = VectorIndex._scan
+
+    def recording(self: VectorIndex, *args: object) -> object:
+        scanned_on.append(threading.get_ident())
+        return scan(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VectorIndex, "_scan", recording)
+    caller = threading.get_ident()
+    # get_context excludes its own session: the first scan runs ahead too; in a store this small the excluded
+    # session leaves it short, and the over-fetch after it scans on the caller's thread either way.
+    for session, scans in ((None, 1), ("elsewhere", 2)):
+        answers, threads = [], []
+        for model in (fake, ThreadedEmbedder()):
+            options = {"exclude_session_id": session, "touch": False, "reference_time": REFERENCE}
+            answers.append(recall(stores, "Sarah knee", embedder=model, **options))
+            threads.append([t == caller for t in scanned_on])
+            scanned_on.clear()
+        inline, beside = answers
+        assert beside.results and [(r.id, r.score, r.ranks, r.metadata) for r in beside.results] == [
+            (r.id, r.score, r.ranks, r.metadata) for r in inline.results
+        ]
+        # The worker's first scan is used, not repeated on the caller's thread.
+        assert threads == [[True] * scans, [False] + [True] * (scans - 1)]
 
 
 def test_without_names(stores: Stores) -> None:

@@ -109,6 +109,34 @@ def test_the_index_files_name_what_they_find_and_hand_on_its_vectors(filled: tup
     assert [ann.search(q, 20) for q in queries] == answers
 
 
+def test_a_scan_run_ahead_answers_as_the_search_would_and_only_while_the_index_is_unchanged(
+    filled: tuple[Stores, np.ndarray],
+) -> None:
+    stores, vectors = filled
+    ann = _ann(stores)
+    queries = _clustered(np.random.default_rng(3), 4)
+    plain = [_ann(stores).search(q, 20, platform="gmail") for q in queries]
+    for q, want in zip(queries, plain, strict=True):
+        scan = ann.search_ahead(20, platform="gmail")
+        assert scan is not None
+        scan(q)
+        assert ann._ahead  # the scan is kept for the search that follows, which uses it up
+        assert ann.search(q, 20, platform="gmail") == want and not ann._ahead
+    # Another query, k or filter than the scan's: searched afresh.
+    scan = ann.search_ahead(20, platform="gmail")
+    assert scan is not None
+    scan(queries[0])
+    assert ann.search(queries[1], 20, platform="gmail") == plain[1]
+    # A row added after the scan is still found: the search reads it and scans again.
+    scan = ann.search_ahead(20, platform="gmail")
+    assert scan is not None
+    scan(vectors[0])
+    late = _add(stores, VectorIndex(stores, MODEL, DIM), vectors[:1], start=10_002)  # platform gmail
+    assert late[0] in {f for f, _ in ann.search(vectors[0], 20, platform="gmail")}
+    # Below the IVF threshold there is nothing to run ahead.
+    assert VectorIndex(stores, MODEL, DIM).search_ahead(20, target_type="observation") is None
+
+
 @pytest.mark.parametrize("use_ann", [False, True])
 def test_filters_apply_before_top_k(filled: tuple[Stores, np.ndarray], use_ann: bool) -> None:
     stores, vectors = filled

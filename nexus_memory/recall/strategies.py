@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 KEYWORD_WINDOW = 1_000  # BM25 scores at most the newest this-many matching facts (see _fts_facts)
 EXACT_SCAN_MAX = 5_000  # a filter matching at most this many facts is scored exactly, not via the index
 SEMANTIC_OVERFETCH = 4  # index over-fetch when filters remain that the index cannot apply
+FIRST_FETCH_SLACK = 16  # fetched past the limit by the first index search, for hidden facts to drop
 EMBED_CHARS = 2_000  # the model reads ~256 tokens anyway
 # Facts read per query entity before ranking; bounded so a very busy entity stays cheap.
 ENTITY_SCAN_LIMIT = 500
@@ -107,15 +108,39 @@ def start_query_embedding(ctx: QueryContext, embedder: Embedder, *, beside: bool
     generic = without_names(ctx.conn, text, sorted(busy)) if busy else None  # SQL: on the caller's thread
     texts = [text[:EMBED_CHARS]] + ([generic[:EMBED_CHARS]] if generic is not None else [])
 
-    def unit(vectors: np.ndarray) -> None:
+    def unit(vectors: np.ndarray) -> np.ndarray:
         vector = np.asarray(vectors, dtype=np.float32).sum(axis=0)
-        ctx.query_vector = vector / max(float(np.linalg.norm(vector)), 1e-12)
+        return vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+    def set_vector(vector: np.ndarray) -> None:
+        ctx.query_vector = vector
 
     if beside and getattr(embedder, "queries_release_gil", False):
-        pending = _query_pool().submit(embedder.encode_queries, texts)
-        return lambda: unit(pending.result())
-    unit(embedder.encode_queries(texts))
+        # The thread goes on to the facts' IVF scan (numpy, no SQL), so it too runs beside the SQL strategies.
+        scan = _fact_scan_ahead(ctx)
+
+        def embed_and_scan() -> np.ndarray:
+            vector = unit(embedder.encode_queries(texts))
+            if scan is not None:
+                scan(vector)
+            return vector
+
+        pending = _query_pool().submit(embed_and_scan)
+        return lambda: set_vector(pending.result())
+    set_vector(unit(embedder.encode_queries(texts)))
     return lambda: None
+
+
+def _fact_scan_ahead(ctx: QueryContext) -> Callable[[np.ndarray], None] | None:
+    """The facts' IVF scan of `semantic_search`, prepared to run on the query model's thread
+    (VectorIndex.search_ahead): only for the fetch its first index search makes without any SQL before it
+    (no filter that `_selective_fact_ids` would count)."""
+    f = ctx.filters
+    if ctx.vector_index is None or "fact" not in ctx.types or f.entity_ids is not None or f.session_id is not None:
+        return None
+    if _asks_about_time(f):
+        return None
+    return ctx.vector_index.search_ahead(ctx.limit + FIRST_FETCH_SLACK, **_index_filter(ctx, "fact"))
 
 
 _POOL: list[tuple[int, ThreadPoolExecutor]] = []  # (pid, pool): a forked child makes its own
@@ -173,7 +198,7 @@ def _semantic_for_type(ctx: QueryContext, target_type: str) -> Ranked:
             return _exact_scores(vs, q, "fact", exact_ids, limit)
         where, args = f.fact_sql("f")
         if not _needs_post_filter(f) or _only_excludes_a_session(f):
-            hits = _index_hits(ctx, "fact", limit + 16)
+            hits = _index_hits(ctx, "fact", limit + FIRST_FETCH_SLACK)
             kept = _post_filter(ctx.conn, "fact", hits, "FROM facts f", "f.id", where, args, limit)
             # The nearest `limit` that pass are the same in any longer fetch; the over-fetch below is
             # only needed when the excluded session (the conversation at hand) filled the short one.
@@ -205,19 +230,22 @@ def _index_hits(
     """The index's nearest rows of one type, with the filters the index applies itself: platform and
     thread (`place`; mental models and entities have none) and the time window (`time`)."""
     assert ctx.vector_index is not None and ctx.query_vector is not None
+    return ctx.vector_index.search(ctx.query_vector, fetch, **_index_filter(ctx, target_type, place=place, time=time))
+
+
+def _index_filter(ctx: QueryContext, target_type: str, *, place: bool = True, time: bool = True) -> dict[str, Any]:
+    """The filters the vector index applies itself (see `_index_hits`), as its search's keyword arguments."""
     f = ctx.filters
     # The index holds one time per row: a fact's when-said (the about-window is post-filtered, _needs_post_filter);
     # an observation's or model's only time, which the asked-about window bounds too.
     after, before = (f.time_after, f.time_before) if target_type == "fact" else f.one_time
-    return ctx.vector_index.search(
-        ctx.query_vector,
-        fetch,
-        target_type=target_type,
-        platform=f.platform if place else None,
-        time_after=after if time else None,
-        time_before=before if time else None,
-        thread_id=f.thread_id if place else None,
-    )
+    return {
+        "target_type": target_type,
+        "platform": f.platform if place else None,
+        "time_after": after if time else None,
+        "time_before": before if time else None,
+        "thread_id": f.thread_id if place else None,
+    }
 
 
 def _needs_post_filter(f: Filters) -> bool:

@@ -5,7 +5,7 @@ searched through the IVF index when large (ivf.py) and vec0 when small (vec0.py)
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +15,7 @@ from nexus_memory.core.ids import stable_id
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.vectors.ivf import (
     RESOLVE_SLACK,
+    IvfIndex,
     ann_root,
     build_ivf,
     compact_ivf,
@@ -38,6 +39,8 @@ FOUND_CACHE_MAX = 4_096  # vectors of found rows one VectorIndex keeps for `vect
 
 # (target_id, vector, platform, as_of, thread_id): one row to store and index.
 Row = tuple[str, np.ndarray, str | None, int | None, str | None]
+# An IVF scan's hits before naming: rowids, target ids (None: the generation keeps none), scores, vectors.
+_Scanned = tuple[np.ndarray, list[str] | None, np.ndarray, np.ndarray | None]
 
 
 class VectorIndex:
@@ -65,6 +68,8 @@ class VectorIndex:
         # (target_type, target_id) -> vector of what this instance's searches found: recall's MMR asks for the
         # vectors of its candidates, mostly these, so they need no read of `embeddings` (see `vectors`).
         self._found: dict[tuple[str, str], np.ndarray] = {}
+        # (target_type, k, filter) -> (index, its seen_rowid, query, scan) of a scan `search_ahead` ran.
+        self._ahead: dict[tuple[str, int, Filter], tuple[IvfIndex, int, np.ndarray, _Scanned | None]] = {}
 
     def _root(self, target_type: str) -> Path:
         return ann_root(self.stores.data_dir, self.model) / target_type
@@ -92,17 +97,50 @@ class VectorIndex:
         if index is not None:
             with index.lock:
                 index.catch_up(self.conn, self.model, target_type)
-                nprobe = self.nprobe or default_nprobe(index.nlist)
-                found = index.search(query, k + RESOLVE_SLACK, flt, nprobe)
-                if found is not None:
-                    slots, scores = found
-                    rowids, ids = index.rowids_at(slots), index.ids_at(slots)
-                    vectors = index.vectors_at(slots) if ids is not None else None
+                ahead = self._ahead.pop((target_type, k, flt), None)
+                # A scan run ahead counts while the index has read no row since, for the same query.
+                if ahead is None or ahead[0] is not index or ahead[1] != index.seen_rowid:
+                    found = self._scan(index, query, k, flt)
+                else:
+                    found = ahead[3] if np.array_equal(ahead[2], query) else self._scan(index, query, k, flt)
             if found is not None:
+                rowids, ids, scores, vectors = found
                 if ids is None:
                     return self._resolve(rowids, scores, k)
                 return self._named(target_type, rowids, ids, scores, vectors, k)
         return self.exact(query, k, target_type=target_type, flt=flt)
+
+    def _scan(self, index: IvfIndex, query: np.ndarray, k: int, flt: Filter) -> _Scanned | None:
+        """The IVF part of `search`, with no SQL (the caller holds index.lock): the hits' rowids, ids (None
+        when the generation keeps none), scores and vectors; None when the filter needs the exact fallback."""
+        found = index.search(query, k + RESOLVE_SLACK, flt, self.nprobe or default_nprobe(index.nlist))
+        if found is None:
+            return None
+        slots, scores = found
+        ids = index.ids_at(slots)
+        return index.rowids_at(slots), ids, scores, index.vectors_at(slots) if ids is not None else None
+
+    def search_ahead(
+        self, k: int, *, target_type: str = "fact", **filters: str | int | None
+    ) -> Callable[[np.ndarray], None] | None:
+        """Prepare a `search` with these arguments (`filters`: its platform, time_after, time_before and
+        thread_id) whose IVF scan runs before it is asked for: returns what scans for a query vector, with no
+        SQL (for the thread that embeds the query, while the caller's other SQL runs; numpy's scan releases
+        the GIL), or None when this type has no IVF index. The `search` that follows then only names the
+        rows found; it scans again if the index has read new rows meanwhile."""
+        index = loaded_index(self._root(target_type))
+        if index is None or k <= 0:
+            return None
+        flt = Filter(**filters)  # type: ignore[arg-type]
+        with index.lock:
+            index.catch_up(self.conn, self.model, target_type)  # SQL: here, on the caller's thread
+
+        def scan(query: np.ndarray) -> None:
+            query = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+            with index.lock:
+                self._ahead[(target_type, k, flt)] = (index, index.seen_rowid, query, self._scan(index, query, k, flt))
+
+        return scan
 
     def _named(
         self,
