@@ -1,4 +1,4 @@
-"""`bench embed`: both recipes timed on the same texts, their parity, and the quality gate's verdict."""
+"""`bench embed`: the recipes timed on the same texts, their parity, and the quality gate's verdict."""
 
 from __future__ import annotations
 
@@ -37,16 +37,20 @@ def test_bench_embed_times_both_recipes_and_their_parity(tmp_path: Path, capsys:
     assert main(args) == 0
     result = json.loads(capsys.readouterr().out)
     speed = result["speed"]
-    assert speed["texts"] == 10 and set(speed["texts_per_s_one_core"]) == {"fp32_64", "bf16_64", "fp32", "bf16"}
+    assert speed["texts"] == 10
+    assert set(speed["texts_per_s_one_core"]) == {"fp32_64", "bf16_64", "fp32", "bf16", "int8"}
     assert all(len(rounds) == 2 for rounds in speed["seconds_per_round"].values())
     assert set(speed["cpu_texts_per_s_one_core"]) == set(speed["texts_per_s_one_core"])
     assert all(value > 0 for value in speed["cpu_texts_per_s_one_core"].values())
     assert 0.999 < speed["cosine_bf16_to_fp32"]["min"] <= speed["cosine_bf16_to_fp32"]["mean"] < 1.0
+    assert 0.97 < speed["cosine_int8_to_fp32"]["min"] <= speed["cosine_int8_to_fp32"]["mean"] < 0.9999
     machine = speed["texts_per_s_machine"]  # two processes: this one and the embedding-ahead worker
     assert machine["processes"] == 2 and len(machine["rounds"]) == 2 and machine["median"] > 0
     assert machine["recipe"] == result["auto_recipe"]
     assert 0.999 < speed["cosine_onnx_fp32_to_bf16"]["min"] < 1.0
-    assert result["auto_recipe"] == ("bf16" if result["cpu_native_bf16"] else "fp32")
+    assert 0.97 < speed["cosine_onnx_fp32_to_int8"]["min"] < 0.9999
+    assert result["auto_recipe"] == ("bf16" if result["cpu_native_bf16"] else "fp32")  # int8 only when asked for
+    assert isinstance(result["cpu_native_int8"], bool)
     assert "gate" not in result
 
 

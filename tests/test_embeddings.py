@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -390,9 +393,11 @@ def test_the_recipe_is_part_of_the_vector_identity() -> None:
     assert split_identity("some/model+x") == ("some/model+x", None)  # not a recipe: part of the name
     assert vector_identity("all-MiniLM-L6-v2", "fp32") == "all-MiniLM-L6-v2"  # as stored before recipes
     assert vector_identity("all-MiniLM-L6-v2", "bf16") == "all-MiniLM-L6-v2+bf16"
+    assert vector_identity("all-MiniLM-L6-v2", "int8") == "all-MiniLM-L6-v2+int8"
+    assert split_identity("all-MiniLM-L6-v2+int8") == ("all-MiniLM-L6-v2", "int8")
     with pytest.raises(ValueError):
         vector_identity("all-MiniLM-L6-v2", "auto")
-    assert resolve_precision("auto") == ("bf16" if native_bf16() else "fp32")
+    assert resolve_precision("auto") == ("bf16" if native_bf16() else "fp32")  # int8 only when asked for
 
 
 def test_bf16_vectors_are_stored_under_their_own_identity_and_never_mixed(stores: Stores, settings, embedder) -> None:
@@ -463,3 +468,66 @@ def test_a_write_to_a_bf16_store_goes_through_the_export_only_where_it_matches_b
     _add_facts(stores, FACTS[2:3])
     with pytest.raises(AssertionError, match="for one write"):
         step.embed_facts_now(stores, fresh, ["f3"])
+
+
+def test_int8_vectors_are_their_texts_alone_under_their_own_identity_and_never_mixed(stores: Stores, settings) -> None:
+    int8 = get_embedder(settings=replace(settings, embed_precision="int8"))
+    fp32 = get_embedder(settings=replace(settings, embed_precision="fp32"))
+    assert (int8.model_name, int8.precision, int8.base_model) == ("all-MiniLM-L6-v2+int8", "int8", fp32.base_model)
+    assert get_embedder("all-MiniLM-L6-v2+int8") is int8  # recall asks for the index's identity by name
+    texts = [f"{name} talked about {topic} " * reps for name, topic, reps in _MIXED_TEXTS]
+    together = int8.encode(texts)
+    # int8 activations are scaled per model call: a vector is its text's alone, whatever is embedded beside it.
+    np.testing.assert_array_equal(together, np.concatenate([int8.encode([text]) for text in texts]))
+    cosines = np.sum(together * fp32.encode(texts), axis=1)
+    assert float(cosines.min()) > 0.97 and float(cosines.max()) < 0.9999  # near float32, not it
+    np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    _add_facts(stores, FACTS[:2])
+    embed_pending(stores, fp32)
+    configured_int8 = Stores(replace(settings, embed_precision="int8"))
+    with configured_int8, pytest.raises(IndexModelMismatch, match="rebuild-index --reembed"):
+        embed_pending(configured_int8, int8)  # an fp32 store is not given int8 vectors
+    assert reembed(stores, int8).by_type == {"fact": 2}
+    assert index_state(stores.conn) == ("all-MiniLM-L6-v2+int8", 384)
+    stored = stores.conn.execute(
+        "SELECT embedding FROM embeddings WHERE model = ? AND target_id = 'f1'", ("all-MiniLM-L6-v2+int8",)
+    )
+    np.testing.assert_array_equal(np.frombuffer(stored.fetchone()[0], dtype="<f4"), int8.encode([FACTS[0][1]])[0])
+    with Stores(replace(settings, embed_precision="fp32")) as configured_fp32, pytest.raises(IndexModelMismatch):
+        embed_pending(configured_fp32, fp32)  # nor an int8 store float32 ones
+
+
+def test_the_int8_graph_is_made_once_reproducibly_checked_and_refused_when_its_check_failed(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = "all-MiniLM-L6-v2"
+    model = get_embedder(base).model
+    # The process's cache holds the graph made by any earlier make (or makes it now); one made again from the
+    # installed weights is the same file.
+    usual = query_encoder.read_check(embedding_model._int8_dir(base, None))
+    if usual is None:
+        get_embedder(f"{base}+int8").prepare_documents()
+        usual = query_encoder.read_check(embedding_model._int8_dir(base, None))
+    made = embedding_model.int8_documents(base, lambda: model, tmp_path / "a")
+    folder = embedding_model._int8_dir(base, tmp_path / "a")
+    record = query_encoder.read_check(folder)
+    assert record is not None and record["ok"] and record["int8_format"] == embedding_model.INT8_FORMAT
+    assert embedding_model.INT8_MIN_COSINE <= record["parity_min_cosine"] < query_encoder.PARITY_MIN_COSINE
+    assert record["int8_products"] == 36  # 6 layers, each with 4 attention and 2 feed-forward weight products
+    assert hashlib.sha256((folder / query_encoder.WEIGHTS).read_bytes()).hexdigest() == record["weights_sha256"]
+    assert (record["onnx_sha256"], record["weights_sha256"]) == (usual["onnx_sha256"], usual["weights_sha256"])
+
+    def no_make(*args: object) -> None:
+        raise AssertionError("made the int8 graph again")
+
+    monkeypatch.setattr(embedding_model, "_make_int8", no_make)
+    again = embedding_model.int8_documents(base, no_make, tmp_path / "a")  # opened from the cache, no torch
+    np.testing.assert_array_equal(again.encode(["kitchen sink"]), made.encode(["kitchen sink"]))
+    monkeypatch.setattr(embedding_model, "_load_model", no_make)  # an int8 store's process needs no torch
+    graph_only = Embedder(f"{base}+int8", None, documents=again)
+    np.testing.assert_array_equal(graph_only.encode(["kitchen sink"]), made.encode(["kitchen sink"]))
+    failed = tmp_path / "b" / "onnx" / folder.name
+    shutil.copytree(folder, failed)
+    (failed / "check.json").write_text(json.dumps({**record, "ok": False, "parity_min_cosine": 0.5}))
+    with pytest.raises(RuntimeError, match="failed its check"):
+        embedding_model.int8_documents(base, no_make, tmp_path / "b")

@@ -116,6 +116,7 @@ class EmbeddingAhead:
     def _start_worker(self) -> None:
         # Called with the lock held.
         embedder = self.embedder
+        embedder.prepare_documents()  # an int8 graph is made once per install (~30 s): here, not in both processes
         command = [sys.executable, "-m", "nexus_memory.embeddings.worker", embedder.base_model]
         command += [embedder.precision, str(embedder.torch_threads)]
         try:

@@ -3,17 +3,25 @@
 torch and sentence-transformers are imported only when a model is loaded, and a process that only
 embeds queries never loads one once a checked ONNX export exists (see query_encoder), so importing
 this module and answering a recall from a cold process stay cheap.
+
+Documents are embedded in one of three recipes (`RECIPES`), each its own vector identity: float32,
+bfloat16 autocast (torch), and int8: an ONNX graph of the model with its weight products quantised to
+int8 (dynamic, per channel), made once from the installed weights and checked against float32 torch
+(`int8_documents`). Queries stay float32 whatever the documents' recipe (docs/speed.md, "Bulk embedding").
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import shutil
 import sys
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,13 +49,14 @@ _QUERY_PREFIXES = {"BAAI/bge-small-en-v1.5": "Represent this sentence for search
 class Embedder:
     """A sentence-transformers model that returns L2-normalised float32 vectors.
 
-    Built from a loaded `model`, or from a checked ONNX query `encoder` alone: then queries run
-    without torch and the model is loaded only when documents are embedded.
+    Built from a loaded `model`, or from a checked ONNX query `encoder` and/or int8 document graph
+    (`documents`) alone: then torch is loaded only when it is needed (never, for an int8 store whose
+    graph and query export exist).
 
     `model_name` is the vectors' identity, what `embeddings.model` and the index hold: the model and
     the recipe its documents are embedded with (`all-MiniLM-L6-v2` in float32, `all-MiniLM-L6-v2+bf16`
-    in bfloat16; see `vector_identity`); `base_model` is the model itself. Vectors of two recipes are
-    never mixed under one identity.
+    in bfloat16, `all-MiniLM-L6-v2+int8` through the int8 graph; see `vector_identity`); `base_model` is
+    the model itself. Vectors of two recipes are never mixed under one identity.
     """
 
     def __init__(
@@ -59,21 +68,28 @@ class Embedder:
         encoder: query_encoder.OnnxQueryEncoder | None = None,
         model_cache_dir: Path | None = None,
         precision: str = "fp32",
+        documents: query_encoder.OnnxQueryEncoder | None = None,
     ) -> None:
-        if model is None and encoder is None:
-            raise ValueError("an Embedder needs a model or a checked query encoder")
+        if model is None and encoder is None and documents is None:
+            raise ValueError("an Embedder needs a model, a checked query encoder or a checked document graph")
         self.base_model, named = split_identity(model_name)
-        # The recipe ("auto" resolved to "fp32" or "bf16", from the CPU's flags without torch) is fixed when
-        # the embedder is made, so the identity a query process searches under is known before any model loads.
+        # The recipe ("auto" resolved to "fp32", "bf16" or "int8", from the CPU's flags without torch) is fixed
+        # when the embedder is made, so the identity a query process searches under is known before any model loads.
         self.precision = named or resolve_precision(precision)
         self.model_name = vector_identity(self.base_model, self.precision)
         self._model = model
-        self.dimension = _model_dimension(model) if model is not None else encoder.dimension  # type: ignore[union-attr]
+        if model is not None:
+            self.dimension = _model_dimension(model)
+        else:
+            self.dimension = (encoder or documents).dimension  # type: ignore[union-attr]
         self.query_prefix = _QUERY_PREFIXES.get(self.base_model, "")
         self.query_backend = query_backend
         self._lock = threading.Lock()  # torch modules are not meant to run concurrently
         self._load_lock = threading.Lock()
         self._query_encoder = encoder
+        # The int8 recipe's document graph (ONNX_RECIPES), made or opened on first use.
+        self._documents = documents
+        self._documents_lock = threading.Lock()
         self.model_cache_dir = model_cache_dir  # where the ONNX export lives (None: the settings' default)
         # Recent query vectors by text: one context block embeds the same prompt in each recall it runs
         # (facts, then observations) and again to rank what it packs, 3 model runs of 5-25 ms each.
@@ -89,15 +105,30 @@ class Embedder:
                     self._model = _load_model(self.base_model)
         return self._model
 
+    @property
+    def documents(self) -> query_encoder.OnnxQueryEncoder:
+        """The checked document graph of an ONNX recipe (int8), made from the model the first time."""
+        if self._documents is None:
+            with self._documents_lock:
+                if self._documents is None:
+                    self._documents = int8_documents(self.base_model, lambda: self.model, self.model_cache_dir)
+        return self._documents
+
+    def prepare_documents(self) -> query_encoder.OnnxQueryEncoder | None:
+        """An ONNX recipe's document graph, made now if it is new; None for the torch recipes."""
+        return self.documents if self.precision in ONNX_RECIPES else None
+
     def encode(
         self, texts: Sequence[str], *, batch_size: int = 64, batch_chars: int | None = BATCH_CHARS
     ) -> np.ndarray:
         """Embed texts: float32 array (len(texts), dimension), rows of unit length.
 
-        Model calls take at most `batch_size` texts and, unless `batch_chars` is None, at most that many
-        characters once padded to the longest (see BATCH_CHARS)."""
+        On torch, model calls take at most `batch_size` texts and, unless `batch_chars` is None, at most that
+        many characters once padded to the longest (see BATCH_CHARS); the int8 graph embeds each text alone."""
         if not texts:
             return np.empty((0, self.dimension), np.float32)
+        if self.precision in ONNX_RECIPES:  # a call per text (see _encode_graph); onnxruntime needs no lock
+            return _encode_graph(self.documents, texts)
         model, precision = self.model, self.precision
         with self._lock:
             return self._encode_unlocked(model, texts, batch_size, precision, batch_chars)
@@ -161,6 +192,10 @@ class Embedder:
         encoder = self.prepare_query_encoder()
         if encoder is not None:
             return encoder.encode(texts)
+        if self.precision in ONNX_RECIPES:  # on torch, queries of an int8 store are float32 too (gated so)
+            model = self.model
+            with self._lock:
+                return self._encode_unlocked(model, texts, len(texts))
         return self.encode(texts, batch_size=len(texts))
 
     def prepare_query_encoder(self) -> query_encoder.OnnxQueryEncoder | None:
@@ -196,8 +231,9 @@ def _model_dimension(model: Any) -> int:
     return int(get_dim())
 
 
-PRECISIONS = ("auto", "fp32", "bf16")
-RECIPES = ("fp32", "bf16")  # what "auto" becomes; fp32 is the bare model name (vectors stored before recipes)
+PRECISIONS = ("auto", "fp32", "bf16", "int8")
+RECIPES = ("fp32", "bf16", "int8")  # what "auto" becomes; fp32 is the bare model name (vectors stored before recipes)
+ONNX_RECIPES = ("int8",)  # recipes whose documents are embedded by an ONNX graph, not torch
 _RECIPE_MARK = "+"
 
 
@@ -217,8 +253,10 @@ def split_identity(name: str) -> tuple[str, str | None]:
 
 
 def resolve_precision(setting: str) -> str:
-    """The recipe a precision setting gives on this machine: auto is bf16 where the CPU multiplies
-    bfloat16 natively (elsewhere autocast to bf16 is slower than fp32, with the same vectors)."""
+    """The recipe a precision setting gives on this machine: auto is bf16 where the CPU multiplies bfloat16
+    natively (elsewhere autocast to bf16 is slower than fp32, with the same vectors), else fp32. int8 is
+    faster still but only asked for: it passes the issue's R@10 gate by 0.0002 and costs the answer in
+    context 0.007 (docs/speed.md), where bf16 keeps float32's quality."""
     if setting not in PRECISIONS:
         raise ValueError(f"NEXUS_EMBED_PRECISION={setting!r}: use one of {', '.join(PRECISIONS)}")
     if setting == "auto":
@@ -229,15 +267,24 @@ def resolve_precision(setting: str) -> str:
 def native_bf16() -> bool:
     """Whether this CPU has bfloat16 arithmetic (AVX-512 BF16 or AMX), read from /proc/cpuinfo's flags
     rather than from torch, so a query process decides its identity without importing torch."""
+    return bool(_cpu_flags() & {"avx512_bf16", "amx_bf16"})
+
+
+def native_int8() -> bool:
+    """Whether this CPU has int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI or AMX), which the int8
+    recipe's products use (`bench embed` reports it); from /proc/cpuinfo, as native_bf16."""
+    return bool(_cpu_flags() & {"avx512_vnni", "avx_vnni", "amx_int8"})
+
+
+def _cpu_flags() -> set[str]:
     try:
         with open("/proc/cpuinfo") as cpuinfo:
             for line in cpuinfo:
                 if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    return bool(flags & {"avx512_bf16", "amx_bf16"})
+                    return set(line.split(":", 1)[1].split())
     except OSError:
         pass
-    return False
+    return set()
 
 
 def _autocast(precision: str) -> Any:
@@ -288,8 +335,10 @@ def get_embedder(
             encoder = None
             if settings.query_backend == "onnx":
                 encoder = query_encoder.checked_encoder(base, model_location(base), settings.model_cache_dir)
+            # An int8 store's process (the embedding-ahead worker too) needs no torch once its graph is made.
+            documents = checked_int8_documents(base, settings.model_cache_dir) if precision in ONNX_RECIPES else None
             # Without a checked export the model loads now, so a missing model fails here, not mid-query.
-            model = None if encoder is not None else _load_model(base)
+            model = None if encoder is not None or documents is not None else _load_model(base)
             embedder = Embedder(
                 name,
                 model,
@@ -297,6 +346,7 @@ def get_embedder(
                 encoder=encoder,
                 model_cache_dir=settings.model_cache_dir,
                 precision=precision,
+                documents=documents,
             )
             _EMBEDDERS[name] = embedder
         return embedder
@@ -351,6 +401,139 @@ def _load_model(name: str) -> Any:
             f"SentenceTransformer; SentenceTransformer('{name}')\"`), or set NEXUS_EMBEDDING_MODEL="
             f"{DEFAULT_MODEL} (bundled). Cause: {exc}"
         ) from exc
+
+
+# --- the int8 recipe: an ONNX graph of the model with int8 weight products -------------------------
+
+INT8_FORMAT = 1  # how _make_int8 makes the graph; a change makes a new one
+# The int8 graph's worst cosine to float32 torch over query_encoder's parity probes, alone and batched:
+# a floor that catches a broken graph (another tokenizer, a mis-scaled product), not int8's own error,
+# which is 0.98-0.99 on LoCoMo turns and passed the LoCoMo quality gate (docs/speed.md).
+INT8_MIN_COSINE = 0.97
+_INT8_LOCK = threading.Lock()
+
+
+def _int8_dir(base: str, cache: Path | None) -> Path:
+    return query_encoder.export_dir(vector_identity(base, "int8"), model_location(base), cache)
+
+
+def checked_int8_documents(base: str, cache: Path | None = None) -> query_encoder.OnnxQueryEncoder | None:
+    """The model's int8 document graph when it was made by this INT8_FORMAT and its check passed,
+    opened without torch; else None."""
+    record = query_encoder.read_check(_int8_dir(base, cache))
+    if not record or record.get("int8_format") != INT8_FORMAT:
+        return None
+    return query_encoder.checked_encoder(vector_identity(base, "int8"), model_location(base), cache)
+
+
+def int8_documents(
+    base: str, load_model: Callable[[], Any], cache: Path | None = None
+) -> query_encoder.OnnxQueryEncoder:
+    """The int8 document graph of a model: made and checked once, from the installed weights (no network),
+    and kept in the model cache beside the query export; RuntimeError when its check failed."""
+    found = checked_int8_documents(base, cache)
+    if found is not None:
+        return found
+    folder = _int8_dir(base, cache)
+    with _INT8_LOCK:
+        record = query_encoder.read_check(folder)
+        if record is None or record.get("int8_format") != INT8_FORMAT:
+            shutil.rmtree(folder, ignore_errors=True)  # nothing, a damaged folder, or an older format's graph
+            record = _make_int8(load_model(), base, folder)
+    found = checked_int8_documents(base, cache) if record.get("ok") else None
+    if found is None:
+        raise RuntimeError(
+            f"The int8 graph of {base} in {folder} failed its check (cosine to float32 "
+            f"{record.get('parity_min_cosine')}, at least {INT8_MIN_COSINE} needed): set "
+            "NEXUS_EMBED_PRECISION=bf16 or fp32, or delete the folder to make it again."
+        )
+    return found
+
+
+def _make_int8(model: Any, base: str, folder: Path) -> dict[str, Any]:
+    """Export the model (query_encoder's float32 export), quantise its weight products to int8, save it as
+    onnxruntime optimises it, check it against float32 torch, record the check; renamed into place whole."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    transformer, pooling = query_encoder._modules(model)
+    tokenizer = transformer.tokenizer
+    input_names = [n for n in query_encoder._INPUTS if n in tokenizer("x", return_tensors="np")]
+    partial = folder.with_name(f"{folder.name}.{os.getpid()}.part")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    try:
+        query_encoder._export(transformer.auto_model, tokenizer, input_names, partial / "float32.onnx")
+        graph = onnx.load(str(partial / "float32.onnx")).graph
+        weights = {tensor.name for tensor in graph.initializer}
+        # Products with a weight (attention's four, the feed-forward block's two, per layer), weights int8 per
+        # output channel, activations uint8 per call; attention's own products (query.key, scores.value) stay
+        # float32. Quantising the feed-forward block alone, or all but the first and last layer, kept no
+        # closer to float32 for its speed (docs/speed.md).
+        products = [n.name for n in graph.node if n.op_type == "MatMul" and any(i in weights for i in n.input)]
+        quantize_dynamic(
+            partial / "float32.onnx",
+            partial / "int8.onnx",
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+            nodes_to_quantize=products,
+        )
+        query_encoder._optimize(partial / "int8.onnx", partial / "model.onnx")
+        for name in ("float32.onnx", "int8.onnx"):
+            (partial / name).unlink()
+        (partial / "tokenizer.json").write_text(tokenizer.backend_tokenizer.to_str())
+        onnx_bytes, weight_bytes = (partial / "model.onnx").read_bytes(), (partial / query_encoder.WEIGHTS).read_bytes()
+        record: dict[str, Any] = {
+            "model": vector_identity(base, "int8"),
+            "int8_format": INT8_FORMAT,
+            "quantisation": "dynamic: weights int8 per channel, activations uint8 per call",
+            "int8_products": len(products),
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
+            "onnx_bytes": len(onnx_bytes),
+            "onnx_sha256": hashlib.sha256(onnx_bytes).hexdigest(),
+            "weights_bytes": len(weight_bytes),
+            "weights_sha256": hashlib.sha256(weight_bytes).hexdigest(),
+            "pooling": pooling,
+            "max_length": int(transformer.max_seq_length),
+            "input_names": input_names,
+            "pad_id": int(tokenizer.pad_token_id),
+            "pad_token": tokenizer.pad_token,
+            "padding_side": tokenizer.padding_side,
+            "truncation_side": tokenizer.truncation_side,
+            "dimension": _model_dimension(model),
+            "source": str(model_location(base)),
+        }
+        graph_encoder = query_encoder._open(partial, record)
+
+        def reference(text: str) -> np.ndarray:  # float32 torch, the exact model
+            return Embedder._encode_unlocked(model, [text], 1)[0]
+
+        record["parity_min_cosine"] = round(query_encoder.parity(graph_encoder, reference), 6)
+        record["parity_threshold"] = INT8_MIN_COSINE
+        record["parity_probes"] = len(query_encoder._PARITY_PROBES)
+        record["ok"] = record["parity_min_cosine"] >= INT8_MIN_COSINE
+        (partial / "check.json").write_text(json.dumps(record, indent=2))
+        try:
+            partial.rename(folder)  # atomic; fails when another process got there first, and then theirs stands
+        except OSError:
+            if query_encoder.read_check(folder) is None:
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    query_encoder.remove_superseded(folder)
+    return query_encoder.read_check(folder) or record
+
+
+def _encode_graph(graph: query_encoder.OnnxQueryEncoder, texts: Sequence[str]) -> np.ndarray:
+    """Documents through an ONNX recipe's graph, one text per call: int8 activations are scaled per call, so
+    a text's vector would depend on the texts beside it (cosine 0.98 between a turn alone and in a call of
+    64); alone, a vector is a function of its text, and a call has no padding (~13 % slower than calls
+    sized by BATCH_CHARS on LoCoMo turns, docs/speed.md)."""
+    out = np.empty((len(texts), graph.dimension), np.float32)
+    for i, text in enumerate(texts):
+        out[i] = graph.encode([text])[0]
+    return out
 
 
 def padded_groups(lengths: Sequence[int], most: int, budget: int) -> list[list[int]]:

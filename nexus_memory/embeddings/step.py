@@ -433,7 +433,8 @@ def embed_facts_now(stores: Stores, embedder: Embedder, fact_ids: Sequence[str])
     and queries alike (no query prefix) and the export matched the store's recipe on the probes to
     query_encoder.PARITY_MIN_COSINE (recorded per recipe at export: fp32 ~1.0, bf16 ~0.99997), the
     standard that makes it the pipeline's vector: a fresh process then stores the vector without
-    importing torch. Otherwise through the model, in the store's recipe.
+    importing torch. Otherwise through the model, in the store's recipe (an int8 store's through its
+    int8 graph, which needs no torch either once made).
     """
     embedder = embedder_for_store(stores, embedder)
     encoder = getattr(embedder, "_query_encoder", None)
