@@ -27,7 +27,9 @@ from nexus_memory.recall.prompt import Prompt
 ANSWER_TYPE_CANDIDATES = 100  # fused facts looked at: the answer is nearly always among them (R@50 ~0.89)
 WANTS_DATE = re.compile(r"^\W*when\b|\bwhat\s+(?:year|month|day|date)\b", re.IGNORECASE)
 _AUXILIARY = r"(?:is|are|was|were|do|does|did|has|have|had)"
-# "What/Which <up to two words> <plural noun>", "both", "times": the question lists several things.
+# "What/Which <up to two words> <plural noun>", "both", "times": the question lists several things. The -s word
+# may be the auxiliary after a singular noun ("What book is …", "What advice does …": 67 dev questions), which
+# asks for a thing by name too; leave-one-conversation-out measured the list with those in.
 WANTS_THINGS = re.compile(
     rf"^\W*(?:what|which)\s+(?!{_AUXILIARY}\b)(?:\w+\s+){{0,2}}?\w+s\b|\b(?:both|times)\b", re.IGNORECASE
 )
