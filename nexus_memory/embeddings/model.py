@@ -19,7 +19,6 @@ import os
 import shutil
 import sys
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -483,27 +482,13 @@ def _make_int8(model: Any, base: str, folder: Path) -> dict[str, Any]:
         for name in ("float32.onnx", "int8.onnx"):
             (partial / name).unlink()
         (partial / "tokenizer.json").write_text(tokenizer.backend_tokenizer.to_str())
-        onnx_bytes, weight_bytes = (partial / "model.onnx").read_bytes(), (partial / query_encoder.WEIGHTS).read_bytes()
-        record: dict[str, Any] = {
-            "model": vector_identity(base, "int8"),
-            "int8_format": INT8_FORMAT,
-            "quantisation": "dynamic: weights int8 per channel, activations uint8 per call",
-            "int8_products": len(products),
-            "created_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
-            "onnx_bytes": len(onnx_bytes),
-            "onnx_sha256": hashlib.sha256(onnx_bytes).hexdigest(),
-            "weights_bytes": len(weight_bytes),
-            "weights_sha256": hashlib.sha256(weight_bytes).hexdigest(),
-            "pooling": pooling,
-            "max_length": int(transformer.max_seq_length),
-            "input_names": input_names,
-            "pad_id": int(tokenizer.pad_token_id),
-            "pad_token": tokenizer.pad_token,
-            "padding_side": tokenizer.padding_side,
-            "truncation_side": tokenizer.truncation_side,
-            "dimension": _model_dimension(model),
-            "source": str(model_location(base)),
-        }
+        dimension = _model_dimension(model)
+        record = query_encoder.graph_record(
+            partial, vector_identity(base, "int8"), transformer, pooling, input_names, dimension, model_location(base)
+        )
+        record["int8_format"] = INT8_FORMAT
+        record["quantisation"] = "dynamic: weights int8 per channel, activations uint8 per call"
+        record["int8_products"] = len(products)
         graph_encoder = query_encoder._open(partial, record)
 
         def reference(text: str) -> np.ndarray:  # float32 torch, the exact model

@@ -276,6 +276,39 @@ def export_checked(
     return checked_encoder(model_name, source, cache)
 
 
+def graph_record(
+    folder: Path,
+    model_name: str,
+    transformer: Any,
+    pooling: str,
+    input_names: list[str],
+    dimension: int,
+    source: Path | None,
+) -> dict[str, Any]:
+    """What check.json says of the graph written to `folder` (model.onnx and its weights): the files' sizes
+    and sha256, and how to tokenise and pool for it; the caller adds its check's figures."""
+    tokenizer = transformer.tokenizer
+    onnx_bytes, weights = (folder / "model.onnx").read_bytes(), (folder / WEIGHTS).read_bytes()
+    return {
+        "model": model_name,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "onnx_bytes": len(onnx_bytes),
+        "onnx_sha256": hashlib.sha256(onnx_bytes).hexdigest(),
+        "weights_bytes": len(weights),
+        "weights_sha256": hashlib.sha256(weights).hexdigest(),
+        "pooling": pooling,
+        "max_length": int(transformer.max_seq_length),
+        "input_names": input_names,
+        "pad_id": int(tokenizer.pad_token_id),
+        "pad_token": tokenizer.pad_token,
+        "padding_side": tokenizer.padding_side,
+        "truncation_side": tokenizer.truncation_side,
+        "dimension": dimension,
+        # The install whose model files made it: another install's export is not superseded by this one.
+        "source": str(source) if source is not None else None,
+    }
+
+
 def _export_and_check(
     model: Any,
     model_name: str,
@@ -300,25 +333,8 @@ def _export_and_check(
         _optimize(partial / "torch.onnx", partial / "model.onnx")
         (partial / "torch.onnx").unlink()
         (partial / "tokenizer.json").write_text(hf_tokenizer.backend_tokenizer.to_str())
-        onnx_bytes, weights = (partial / "model.onnx").read_bytes(), (partial / WEIGHTS).read_bytes()
-        record: dict[str, Any] = {
-            "model": model_name,
-            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "onnx_bytes": len(onnx_bytes),
-            "onnx_sha256": hashlib.sha256(onnx_bytes).hexdigest(),
-            "weights_bytes": len(weights),
-            "weights_sha256": hashlib.sha256(weights).hexdigest(),
-            "pooling": pooling,
-            "max_length": int(transformer.max_seq_length),
-            "input_names": input_names,
-            "pad_id": int(hf_tokenizer.pad_token_id),
-            "pad_token": hf_tokenizer.pad_token,
-            "padding_side": hf_tokenizer.padding_side,
-            "truncation_side": hf_tokenizer.truncation_side,
-            "dimension": int(np.asarray(reference("x")).shape[-1]),
-            # The install whose model files made it: another install's export is not superseded by this one.
-            "source": str(source) if source is not None else None,
-        }
+        dimension = int(np.asarray(reference("x")).shape[-1])
+        record = graph_record(partial, model_name, transformer, pooling, input_names, dimension, source)
         encoder = _open(partial, record)
         record["parity_min_cosine"] = round(parity(encoder, reference), 6)
         record["parity_threshold"] = PARITY_MIN_COSINE
