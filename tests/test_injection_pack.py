@@ -5,18 +5,20 @@ shown whole in place of their facts."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from nexus_memory.core.stores import Stores
-from nexus_memory.events.ledger import RawRecord, ingest, parse_event
+from nexus_memory.events.ledger import Event, RawRecord, ingest, parse_event
 from nexus_memory.facts import state as fact_state
 from nexus_memory.injection import pack as pack_module
 from nexus_memory.injection.context import get_context
 from nexus_memory.injection.pack import Recalled, heading_tokens, pack
 from nexus_memory.injection.relevance import PromptReading, is_evidence
 from nexus_memory.recall.results import RecallResult
+from nexus_memory.writer.extractor import extract
 from tests.test_recall import DAY, JUNE_2023, MAY_2023, FakeEmbedder, add_fact, add_mental_model, embed_all
 
 
@@ -204,6 +206,19 @@ def test_a_message_carries_the_dates_its_facts_resolved(stores: Stores) -> None:
     facts = [_fact_of("f1", "Jon lost Jon's job yesterday (on 9 May 2023).", event)]
     items = pack(stores, "When did Jon lose his job?", Recalled([], facts), max_tokens=800)
     assert items[0].lines == ["- Jon: I lost my job yesterday. Time to start the dance studio! (on 9 May 2023)"]
+
+
+def test_a_message_that_answers_a_question_carries_the_question(stores: Stores) -> None:
+    """ "5 years already!" alone says nothing: the writer kept it with the question put to it, and so does the
+    block."""
+    asked = Event("q", "test", "Caroline", "How long have you been married?", MAY_2023 - 60_000, peer_id="Melanie")
+    answer = Event("a", "test", "Melanie", "5 years already! Time flies.", MAY_2023, peer_id="Caroline")
+    facts = extract([replace(answer, peer_kind="dm")], context=[replace(asked, peer_kind="dm")]).facts
+    assert facts[0].text.startswith('Asked "How long has Melanie been married?", Melanie answered: 5 years')
+    event = _message(stores, "m5", "Melanie", answer.content)
+    recalled = Recalled([], [_fact_of("f1", facts[0].text, event)])
+    items = pack(stores, "How long is Mel married?", recalled, max_tokens=800)
+    assert items[0].lines[0].startswith('- Melanie (asked "How long has Melanie been married?"): 5 years already!')
 
 
 def _from_handle(stores: Stores, source_id: str, handle: str, name: str | None, text: str) -> str:

@@ -28,7 +28,9 @@ below, with the same reading) and packs them:
   is often in the sentence beside it ("Luna and Oliver! They are so sweet…" keeps only "they are so
   sweet"); a whole turn costs about two facts, so the rest of the budget keeps the ranking's depth. A
   message any of whose facts is hidden (corrected, decayed) is not shown: it would say it again. The
-  message carries the dates its facts resolved ("yesterday (on 7 May 2023)"), else the time they are about;
+  message carries the dates its facts resolved ("yesterday (on 7 May 2023)"), else the time they are about,
+  and the question it answers when the writer kept one of its facts with it (ASKED: "5 years already!" says
+  nothing alone);
 - events of other sessions recorded moments ago, that the writer has not read yet and that hold half of
   the prompt's words (`nexus_memory.recall.fresh`), have room set aside first (at most FRESH_ITEMS, half
   the budget) and are shown last, as what was said: no fact of them exists yet.
@@ -288,6 +290,10 @@ def pack(
 
 
 _NOT_INJECTED = ("reflection", "writer_notes")
+# A reply that says nothing alone is kept by the writer with the question put to it ('Asked "How long has
+# Melanie been married?", Melanie answered: 5 years already!', writer.extractor.facts.answer_statement): its
+# message shown alone ("5 years already!") would drop what it answers.
+ASKED = re.compile(r'^Asked "(?P<question>.+)", [^"]*? answered: ')
 _FACT_LINE = re.compile(r"^- \d{1,2} [A-Z][a-z]+ \d{4}: ")
 
 
@@ -301,6 +307,7 @@ class _Message:
     facts: list[str] = field(default_factory=list)  # the recalled facts it stands for
     about: tuple[int, int] | None = None  # the time the first of them that names one is about
     notes: list[str] = field(default_factory=list)  # their resolved dates the message does not say
+    asked: str = ""  # the question it answers, when one of its facts is a kept answer (ASKED)
     line: str = ""  # as shown, once written
 
 
@@ -507,6 +514,8 @@ class _Packer:
                 # The dates the writer resolved in the fact ("yesterday (on 7 May 2023)") go with the message.
                 notes = (note.strip() for note in ANNOTATION_RE.findall(result.text))
                 message.notes += [n for n in notes if n not in message.text and n not in message.notes]
+                asked = ASKED.match(result.text)
+                message.asked = message.asked or (asked.group("question") if asked else "")
 
     def _add_message(self, result: RecallResult, message: _Message) -> bool:
         """The fact's whole message in place of its facts, while messages fit in their share of the budget."""
@@ -514,7 +523,8 @@ class _Packer:
             text = (
                 " ".join([message.text, *message.notes]) if message.notes else with_about(message.text, message.about)
             )
-            message.line = f"- {message.who}: {text}"
+            who = f'{message.who} (asked "{message.asked}")' if message.asked else message.who
+            message.line = f"- {who}: {text}"
         if self.used + estimate_tokens(message.line) > self.message_budget:
             return False
         facts = list(message.facts)
