@@ -487,6 +487,62 @@ def test_the_facts_ivf_scan_runs_beside_the_sql_strategies_and_changes_no_result
         assert threads == [[True] * scans, [False] + [True] * (scans - 1)]
 
 
+def test_the_facts_bm25_runs_beside_on_a_reading_handle_and_changes_no_result(
+    stores: Stores, embedded: dict[str, str], fake: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past KEYWORD_BESIDE_MIN_FACTS the facts' BM25 runs in a worker thread on a second, read-only handle;
+    the answer is the same. Inside a transaction (uncommitted writes only the caller's connection sees), in a
+    small store, and while another recall holds the reader, it runs inline on the caller's connection."""
+    ran_on: list[tuple[int, bool]] = []
+    fts = strategies._fts_facts
+
+    def recording(ctx: strategies.QueryContext, conn: object = None) -> object:
+        ran_on.append((threading.get_ident(), conn is not None and conn is not stores.conn))
+        return fts(ctx, conn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(strategies, "_fts_facts", recording)
+    caller = threading.get_ident()
+    options = {"embedder": fake, "touch": False, "reference_time": REFERENCE, "scope": ["facts"]}
+    inline = recall(stores, "Sarah knee trail", **options)
+    assert ran_on == [(caller, False)]  # six facts: inline
+    monkeypatch.setattr(strategies, "KEYWORD_BESIDE_MIN_FACTS", 0)
+    ran_on.clear()
+    beside = recall(stores, "Sarah knee trail", **options)
+    assert [(t == caller, other) for t, other in ran_on] == [(False, True)]
+    assert beside.results and [(r.id, r.score, r.ranks, r.metadata) for r in beside.results] == [
+        (r.id, r.score, r.ranks, r.metadata) for r in inline.results
+    ]
+    # The reader is held by another recall: this one does not wait for it.
+    reader = strategies._reader(stores)
+    assert reader is not None and reader[1].acquire()
+    ran_on.clear()
+    recall(stores, "Sarah knee trail", **options)
+    reader[1].release()
+    assert ran_on == [(caller, False)]
+    # A fact written in an open transaction is found: the keyword search reads through the caller's connection.
+    ran_on.clear()
+    with stores.transaction():
+        uncommitted = add_fact(stores, "Sarah bought new trail shoes for her knee")
+        found = [r.id for r in recall(stores, "trail shoes", **options).results]
+    assert ran_on == [(caller, False)] and uncommitted in found
+
+
+def test_stems_shared_counts_as_the_tokens_do() -> None:
+    """The entity list's count of query stems in a fact (one pattern over an ASCII text) equals cutting every
+    token of the text to 5 characters, on random short texts and terms (non-ASCII, digits, underscores)."""
+    rng = np.random.default_rng(5)
+    letters = list("abcde12 _-'.,\u00c9\u00e9\u0130\u0131\u00df\u00fc\u00a0xAB")
+    for _ in range(3000):
+        terms = ["".join(rng.choice(list("abcde\u00e91"), size=rng.integers(1, 9))) for _ in range(rng.integers(0, 5))]
+        stems = frozenset(t[:5] for t in terms)
+        text = "".join(rng.choice(letters, size=rng.integers(0, 60)))
+        texts = [text, text[::-1], "", text.upper()]
+        expected = [len(stems & {t[:5] for t in strategies.keyword.tokenize(one)}) for one in texts]
+        assert strategies._stems_shared(stems)(texts) == expected, (terms, text)
+    shared = strategies._stems_shared(frozenset({"hikin", "alps"}))
+    assert shared(["Hiking in the ALPS, alpsy hikin_g", "alp", "", "\u00e9 alps"]) == [2, 0, 0, 1]
+
+
 def test_without_names(stores: Stores) -> None:
     person = add_entity(stores, "Sarah Connor", aliases=["Sare", "Sarah from work"])
     concept = add_entity(stores, "machine learning", "concept")

@@ -58,6 +58,7 @@ from nexus_memory.recall.strategies import (
     recency_search,
     semantic_model,
     semantic_search,
+    start_fact_keywords,
     start_query_embedding,
 )
 from nexus_memory.recall.units import add_speaker_list
@@ -200,6 +201,8 @@ def recall(
         return finish([])
     # The query model runs first, beside the SQL below when it can (strategies.start_query_embedding).
     embedded = _start_embedding(ctx, plan, embedder, timings) if ctx.types else None
+    # The facts' BM25 too, in a thread on a reading handle of its own (strategies.start_fact_keywords).
+    keywords = start_fact_keywords(ctx) if len(plan.strategies) > 1 and "keyword" in plan.strategies else None
     fresh: list[RecallResult] = []
     if "event" in types:  # first: an event the writer finishes meanwhile is still found, as itself or its facts
         with _timed(timings, "fresh"):
@@ -208,7 +211,7 @@ def recall(
             event.score += FRESH_TIER
     results: list[RecallResult] = []
     if ctx.types:
-        lists = _run_strategies(ctx, plan, embedded, timings)
+        lists = _run_strategies(ctx, plan, embedded, timings, keywords)
         fused, order = _fuse_and_order(ctx, lists, max_results, timings)
         with _timed(timings, "materialize"):
             results = materialize(stores.conn, list(order), order, fused, lists)
@@ -289,10 +292,14 @@ def _start_embedding(
 
 
 def _run_strategies(
-    ctx: QueryContext, plan: Budget, embedded: Callable[[], None] | None, timings: dict[str, float]
+    ctx: QueryContext,
+    plan: Budget,
+    embedded: Callable[[], None] | None,
+    timings: dict[str, float],
+    keywords: Callable[[], Ranked] | None = None,
 ) -> dict[str, list[Ranked]]:
-    """Run the budget's strategies (`embedded`: waits for the query vector, see _start_embedding); returns
-    strategy name -> its ranked lists."""
+    """Run the budget's strategies (`embedded`: waits for the query vector, see _start_embedding; `keywords`:
+    for the facts' BM25 list, see strategies.start_fact_keywords); returns strategy name -> its ranked lists."""
     names = ("semantic", "keyword", "entity", "speaker", "answer_type", "causal", "recency")
     lists: dict[str, list[Ranked]] = {name: [] for name in names}
     strategies = set(plan.strategies)
@@ -305,7 +312,7 @@ def _run_strategies(
         wide = replace(ctx, types=("fact",), filters=ctx.any_time, any_time=None)
     if "keyword" in strategies:
         with _timed(timings, "keyword"):
-            lists["keyword"] += keyword_search(ctx)
+            lists["keyword"] += keyword_search(ctx, keywords)
         if wide is not None:
             with _timed(timings, "any_time"):
                 lists["keyword"] += keyword_search(wide)
