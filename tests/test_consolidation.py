@@ -219,3 +219,37 @@ def test_a_corrected_fact_leaves_its_observation_at_the_next_consolidation(store
     assert "> **Stale**" in (stores.settings.dossiers / f"{model.root_id}.md").read_text()
     refresh_model(stores, model.root_id)
     assert "30 km" not in (stores.settings.dossiers / f"{model.root_id}.md").read_text()
+
+
+def test_an_observations_category_is_that_of_all_its_members_words() -> None:
+    """The running counts kept as facts join give the category of every member's words read at once."""
+    import random
+    from collections import Counter
+
+    from nexus_memory.observations.topics import category, category_counts, top_category
+
+    vocabulary = [
+        "job",
+        "boss",
+        "hiking",
+        "dog",
+        "cat",
+        "running",
+        "wife",
+        "kid",
+        "money",
+        "budget",
+        "laptop",
+        "deploy",
+        "pizza",
+        "concert",
+        "hello",
+    ]
+    rng = random.Random(5)
+    for _ in range(200):
+        members = [[rng.choice(vocabulary) for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 6))]
+        running: Counter[str] = Counter()
+        for words in members:
+            running.update(category_counts(words))
+        assert top_category(running) == category(w for words in members for w in words)
+    assert top_category(Counter()) is None

@@ -48,6 +48,7 @@ def stem(word: str) -> str:
     return word
 
 
+_CATEGORY_ORDER = list(_CATEGORY_WORDS)
 _STEMS: dict[str, str] = {}
 for _category, _words in _CATEGORY_WORDS.items():
     for _word in _words.split():
@@ -72,15 +73,24 @@ def content_words(text: str) -> list[str]:
 
 def category(words: Iterable[str]) -> str | None:
     """The life-topic category most of these words belong to (None when none does)."""
+    return top_category(category_counts(words))
+
+
+def category_counts(words: Iterable[str]) -> Counter[str]:
+    """How many of these words belong to each life-topic category (summable across word lists)."""
     counts: Counter[str] = Counter()
     for word in words:
         found = _STEMS.get(stem(word)) or _STEMS.get(word)
         if found:
             counts[found] += 1
+    return counts
+
+
+def top_category(counts: Counter[str]) -> str | None:
+    """The category with the most words (on a tie the earlier in _CATEGORY_WORDS); None when there is none."""
     if not counts:
         return None
-    order = list(_CATEGORY_WORDS)
-    return min(counts, key=lambda c: (-counts[c], order.index(c)))
+    return min(counts, key=lambda c: (-counts[c], _CATEGORY_ORDER.index(c)))
 
 
 def topic_label(word_lists: Sequence[Sequence[str]], exclude: set[str], max_words: int = 3) -> str:
