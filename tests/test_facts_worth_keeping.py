@@ -320,4 +320,4 @@ def test_bench_facts_with_locomo_meets_its_targets() -> None:
     report = bench_facts.run(LOCOMO)
     assert report["labelled"]["precision"] >= 0.85
     assert report["labelled"]["recall"] >= 0.90
-    assert report["labelled"]["by_source"]["locomo"]["messages"] == 70
+    assert report["labelled"]["by_source"]["locomo"]["messages"] == 86  # 70 drawn at random, 16 by cue (seed 13)

@@ -568,10 +568,8 @@ def test_advice_to_make_sure_is_kept_and_a_request_is_not() -> None:
         ),
         ("Wow, traveling is amazing, isn't it?", ["Caroline said traveling is amazing."]),
         # A contracted "is" after its subject.
-        (
-            "It's awesome how our passions connect us with others, yeah?",
-            ["Caroline said it's awesome how our passions connect us with others."],
-        ),
+        # (A judgement framed around everyone, "It's awesome how our passions connect us", is no fact: remarks.)
+        ("It's the oldest bookstore in town, yeah?", ["Caroline said it's the oldest bookstore in town."]),
         # A tag without a comma: the statement stays ("My new job is at a bakery right?").
         ("My sister moved to Boston right?", ["Caroline's sister moved to Boston."]),
         # A statement, a dash, then the question.

@@ -1,8 +1,10 @@
 """Judge which facts the offline writer keeps: precision and recall against hand labels, and the junk it stores.
 
 The labelled set (`nexus_memory/sample_data/fact_labels.jsonl`, one message a line) holds every message of
-the sample stream (`sample_data/events.jsonl`, what `make demo` ingests) and 70 LoCoMo dev turns drawn at
-random (seed 22, 14 per conversation; the text stays in the LoCoMo file, the label names the turn). Each
+the sample stream (`sample_data/events.jsonl`, what `make demo` ingests), 70 LoCoMo dev turns drawn at
+random (seed 22, 14 per conversation; the text stays in the LoCoMo file, the label names the turn), and 16 more
+drawn at random (seed 13) from two kinds of turn: 8 replies that open with a yes or a no to a yes/no question,
+8 with a wish, offer or reaction cue ("good luck", "let me know", "must have been", "let's" ...). Each
 message lists the facts a careful reader would keep from it (`expected`) and the marginal ones (`acceptable`:
 keeping one is no error, dropping one no miss); a message with neither has nothing worth keeping. A label is
 a list of terms, the content words the fact must carry; `a|b` means either.

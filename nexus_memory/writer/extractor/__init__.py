@@ -18,11 +18,12 @@ Pipeline for one event (`facts.extract`), and the module that does each step:
 5. split into sentences and clauses at "; ", drop questions (keeping what a statement-ordered question or
    the statement before a tag or a dashed question states) and what is no fact (filler, pleasantries, thanks,
    errands of the moment, verbless replies, requests of the moment but not advice to make sure of something,
-   bare praise), strip leading interjections, greetings, thanks before a clause and vocatives (the one a
-   vocative calls is "you"), and put back a dropped subject ("Went hiking." -> "I went hiking."): `sentences`;
-   a verbless first reply to the other speaker's question (a wh-question, or one for any one thing: "Any
-   favorite movies?") is kept with the question ('Asked "What are Mel's pets' names?", Mel answered: Luna and
-   Oliver.');
+   bare praise, and wishes, offers, exhortations and reactions: `remarks`), strip leading interjections,
+   greetings, thanks before a clause and vocatives (the one a vocative calls is "you"), and put back a dropped
+   subject ("Went hiking." -> "I went hiking."): `sentences`; a verbless first reply to the other speaker's
+   question (a wh-question, or one for any one thing: "Any favorite movies?") is kept with the question
+   ('Asked "What are Mel's pets' names?", Mel answered: Luna and Oliver.'), and so is a yes or a no to a yes/no
+   question ('Asked "Is that Mel's third one?", Mel answered: Yes.');
 6. name he/she/him/her when exactly one person of the episode is meant (`antecedents`), then split each
    sentence on a causal cue (cause + effect facts and a `CausalPair`): `causal`; otherwise on ", and " /
    ", but " when both sides are clauses (subject-like start and a verb): `sentences`;

@@ -26,6 +26,17 @@ CAPSEQ_RE = re.compile(
     r"(?<![\w@.'\u2019-])(?:[A-Z][a-zA-Z0-9&.-]*[a-zA-Z0-9]|[A-Z])"
     r"(?:\s+(?:(?:of the|of|de|van|von|da|du|la|le)\s+)?(?:[A-Z][a-zA-Z0-9&.-]*[a-zA-Z0-9]|[A-Z]))*"
 )
+# What comes before the first word of a clause, where any word is capitalised: the start, an end of
+# sentence, an opening quote or bracket, a dash between clauses ("... - Even though ..."), and reported
+# speech ('Caroline said Change is possible', 'Mel answered: Luna ...'): the writer's "X said" keeps the
+# capital of the sentence it reports.
+CLAUSE_START_RE = re.compile(r"(?:^|[.!?:\"(\u201c]|\s[-\u2013\u2014]|\b(?:said|says))\s*\Z")
+# A quotation: in double quotes, or in single quotes that no letter touches from outside ("'cause" is none).
+QUOTED_RE = re.compile(r"\"([^\"\n]{2,80})\"|\u201c([^\u201d\n]{2,80})\u201d|(?<![\w'])'([^'\n]{2,80})'(?![\w'])")
+# Words a title leaves in lower case ("Lord of the Rings", "A Dance with Dragons").
+TITLE_MINOR_WORDS = frozenset(
+    {"a", "an", "and", "as", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "with"}
+)
 
 
 def find_entities(
@@ -33,10 +44,11 @@ def find_entities(
 ) -> list[EntityMention]:
     """Entities in a fact: regex literals (email, phone, url, handle) and capitalised names.
 
-    Names: capitalised token sequences, skipping the first word of the sentence unless it is a known
-    name, and skipping NOT_NAMES (pronouns, greetings, months, weekdays). Type by cue: organization
-    suffix words, location words / gazetteer / a preceding 'in'/'from', known speakers and person cues
-    -> person, other single words -> person, other sequences -> concept.
+    Names: quoted titles whole, and capitalised token sequences cut before a known person's name, without
+    NOT_NAMES (pronouns, greetings, months, weekdays) and without a word capitalised only because it opens
+    a clause (a word the batch writes in lower case before a name, or one word alone with no reason to be
+    a name). Type by cue: organization suffix words, location words / gazetteer / a preceding 'in'/'from',
+    known speakers and person cues -> person, anything else -> concept.
     """
     mentions: list[EntityMention] = []
     literal_spans: list[tuple[int, int]] = []
@@ -57,36 +69,124 @@ def find_entities(
 
 
 def _capitalised_sequences(text: str, names: NameBook | None, skip: list[tuple[int, int]]) -> list[tuple[int, str]]:
-    """(start, name) for each capitalised token sequence that may be a name."""
-    out: list[tuple[int, str]] = []
+    """(start, name) for each quoted title and each capitalised token sequence that may be a name."""
+    titles = _quoted_titles(text)
+    out = [(start, title) for start, title, _ in titles]
+    skip = [*skip, *((start, end) for start, _, end in titles)]
     for match in CAPSEQ_RE.finditer(text):
-        if any(s <= match.start() < e for s, e in skip):
+        if any(match.start() < e and s < match.end() for s, e in skip):
             continue
-        tokens = match.group(0).split()
-        start = match.start()
-        sentence_start = start == 0 or bool(re.search(r"(?:^|[.!?:\"(]\s*)$", text[:start]))
-        # Drop leading tokens that are not names (sentence-initial words, pronouns, months ...).
-        while tokens and (
-            tokens[0] in NOT_NAMES
-            or tokens[0].lower() in STOPWORDS
-            or (
-                sentence_start
-                and len(tokens) == 1
-                and not (names and names.is_known(tokens[0]))
-                and tokens[0] not in PLACES
-            )
+        for start, tokens in _pieces(match.group(0), match.start(), names):
+            clause_start = _at_clause_start(text, start)
+            start, tokens = _name_part(text, start, tokens, clause_start, names)
+            if tokens:
+                out.append((start, " ".join(tokens).rstrip(".")))
+    return sorted(out)
+
+
+def _quoted_titles(text: str) -> list[tuple[int, str, int]]:
+    """(start, title, end of the quotation) for each quotation that is a title of two words or more
+    ("Becoming Nicole", 'Connected LGBTQ Activists', "Charlotte's Web", "Cyberpunk 2077"): whole, so that
+    no word of it is read as a name alone."""
+    out: list[tuple[int, str, int]] = []
+    for match in QUOTED_RE.finditer(text):
+        title = next(g for g in match.groups() if g is not None).strip().rstrip(".,;:!?")
+        words = title.split()
+        if (
+            len(words) >= 2
+            and title[:1].isupper()
+            and all(w[:1].isupper() or w[:1].isdigit() or w in TITLE_MINOR_WORDS for w in words)
         ):
-            start = text.find(tokens[1], start + len(tokens[0])) if len(tokens) > 1 else start
-            tokens = tokens[1:]
-            sentence_start = False
-        while tokens and (tokens[-1] in NOT_NAMES or tokens[-1].lower() in {"of", "de", "the", "and", "for"}):
-            tokens = tokens[:-1]
-        if not tokens or (len(tokens[0]) < 2 and not tokens[0].isupper()):
-            continue
-        if len(tokens) == 1 and tokens[0].lower() in STOPWORDS | FILLER_WORDS:
-            continue
-        out.append((start, " ".join(tokens).rstrip(".")))
+            # Without its article, as a name found outside quotes is ("Lord of the Rings" either way).
+            if words[0] in ("The", "A", "An"):
+                title = title.split(None, 1)[1]
+            out.append((match.start() + match.group(0).index(title), title, match.end()))
     return out
+
+
+def _pieces(sequence: str, start: int, names: NameBook | None) -> list[tuple[int, list[str]]]:
+    """A capitalised sequence cut before each known person name in it, unless it is one known name: the
+    writer puts a speaker's name where they said "I", so "Now I ..." becomes "Now Caroline ..." and "reminded
+    me of my ..." "reminded Caroline of Caroline's ..."; neither is one name."""
+    tokens = sequence.split()
+    offsets: list[int] = []
+    cursor = start
+    for token in tokens:
+        cursor = sequence.index(token, cursor - start) + start
+        offsets.append(cursor)
+        cursor += len(token)
+    if names is None or len(tokens) < 2 or sequence in names.known:
+        return [(start, tokens)]
+    cuts = [0] + [i for i, token in enumerate(tokens) if i > 0 and names.is_known(token)]
+    return [(offsets[a], tokens[a:b]) for a, b in zip(cuts, [*cuts[1:], len(tokens)], strict=True)]
+
+
+def _at_clause_start(text: str, start: int) -> bool:
+    """True when the word at `start` opens a sentence or a clause, where any word is capitalised."""
+    return bool(CLAUSE_START_RE.search(text, 0, start))
+
+
+def _name_part(
+    text: str, start: int, tokens: list[str], clause_start: bool, names: NameBook | None
+) -> tuple[int, list[str]]:
+    """The part of a capitalised piece that may be a name, and where it starts: leading words that are not
+    names dropped (pronouns, months, function words, a word capitalised only by its place in the sentence),
+    trailing ones too; no tokens when nothing is left."""
+    while tokens and (
+        tokens[0] in NOT_NAMES
+        or (tokens[0].lower() in STOPWORDS and not _name_word(tokens, clause_start, names))
+        or (clause_start and len(tokens) > 1 and _plain_word(tokens[0], names) and _names_alone(tokens[1], names))
+    ):
+        start = text.find(tokens[1], start + len(tokens[0])) if len(tokens) > 1 else start
+        tokens = tokens[1:]
+        clause_start = False
+    while tokens and (tokens[-1] in NOT_NAMES or tokens[-1].lower() in {"of", "de", "the", "and", "for"}):
+        tokens = tokens[:-1]
+    if not tokens or (len(tokens[0]) < 2 and not tokens[0].isupper()):
+        return start, []
+    if len(tokens) == 1:
+        word = tokens[0]
+        if word.lower() in STOPWORDS | FILLER_WORDS or _shouted(word, names):
+            return start, []
+        # One word at the start of a clause is a name only with a reason: a known person, a place, or a
+        # word the batch capitalises inside sentences and never writes in lower case ("Max").
+        if clause_start and not (
+            (names and names.is_known(word))
+            or word in PLACES
+            or (names and word in names.inner_capitals and word.lower() not in names.lower_words)
+        ):
+            return start, []
+    return start, tokens
+
+
+def _name_word(tokens: list[str], clause_start: bool, names: NameBook | None) -> bool:
+    """True for a function word that is the first word of a name ("Under Armour"): capitalised inside a
+    sentence, with more of the name after it (not a known person's name)."""
+    return bool(names and not clause_start and len(tokens) > 1 and not names.is_known(tokens[1]))
+
+
+def _plain_word(word: str, names: NameBook | None) -> bool:
+    """True for a word the batch writes in lower case and never capitalises inside a sentence ("Adding",
+    "Definitely"), and which is no known name or place: at a clause start it is not part of a name."""
+    return bool(
+        names
+        and word.lower() in names.lower_words
+        and word not in names.inner_capitals
+        and not names.is_known(word)
+        and word not in PLACES
+    )
+
+
+def _names_alone(word: str, names: NameBook | None) -> bool:
+    """True when `word` may start a name by itself: a known person, a place, an acronym, or a word the
+    batch capitalises inside sentences."""
+    return bool(word in PLACES or word.isupper() or (names and (names.is_known(word) or word in names.inner_capitals)))
+
+
+def _shouted(word: str, names: NameBook | None) -> bool:
+    """An ordinary word in capitals for emphasis ("it's INTENSE"), not an acronym: the batch writes it in
+    lower case too."""
+    return bool(names and len(word) > 3 and word.isupper() and word.lower() in names.lower_words)
 
 
 def _classify_name(name: str, before: str, names: NameBook | None) -> str:
@@ -94,12 +194,18 @@ def _classify_name(name: str, before: str, names: NameBook | None) -> str:
     tokens = name.split()
     if any(t in ORG_WORDS for t in tokens[1:]) or tokens[0] in ("University", "Bank", "College"):
         return "organization"
-    if name in PLACES or any(t in LOCATION_WORDS for t in tokens[1:]) or tokens[0] in ("Lake", "Mount", "Mt"):
+    if (
+        all(t in PLACES for t in tokens)
+        or any(t in LOCATION_WORDS for t in tokens[1:])
+        or tokens[0] in ("Lake", "Mount", "Mt")
+    ):
         return "location"
     if tokens[0] in NATIONALITIES:
         return "concept"
     if names and (name in names.known or names.is_known(tokens[0])):
         return "person"
+    if before.endswith(('"', "\u201c", "'")):
+        return "concept"  # the start of a quotation is a title ('a piece called "Finding Freedom'), not a person
     previous = WORD_RE.findall(before.lower()[-30:])
     prev = previous[-1] if previous else ""
     if prev in PERSON_CUES and len(tokens) <= 3:

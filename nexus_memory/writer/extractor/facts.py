@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from nexus_memory.events.ledger import Event
@@ -34,6 +34,8 @@ from nexus_memory.writer.extractor.sentences import (
     is_informative,
     is_small_talk,
     photo_fact,
+    polar_answer,
+    polar_question,
     question_to,
     split_compound,
     split_photos,
@@ -78,8 +80,10 @@ def extract(
         if (event.sender_id, message.signature) in signatures:
             message = replace(message, signature=())  # a signature says who someone is once per thread
         signatures.add((event.sender_id, message.signature))
-        asked = _question_put(event, previous, peer, names, messages[previous.id].body if previous else "")
-        _extract_event(event, message, _Reader(names, antecedents, peer, asked), result)
+        asking = messages[previous.id].body if previous else ""
+        asked = _question_put(event, previous, peer, names, asking)
+        polar = _question_put(event, previous, peer, names, asking, polar_question)
+        _extract_event(event, message, _Reader(names, antecedents, peer, asked, polar), result)
         antecedents.next_message()
         previous = event
     return result
@@ -127,15 +131,23 @@ def answer_statement(question: str, reply: str) -> str:
     return f'Asked "{question}", I answered: {reply}'
 
 
-def _question_put(event: Event, previous: Event | None, peer: str | None, names: NameBook, asking: str) -> str:
+def _question_put(
+    event: Event,
+    previous: Event | None,
+    peer: str | None,
+    names: NameBook,
+    asking: str,
+    read: Callable[[str, NameBook], str] = question_to,
+) -> str:
     """The question the message before put to this event's sender (`asking` is its body), read from the asker's
     side ("What are your pets' names?" -> "What are Melanie's pets' names?"); '' when there is none or it was
-    put to someone else."""
+    put to someone else. `read` finds the question in `asking`: one a short reply may answer (`question_to`),
+    or a yes/no one (`polar_question`)."""
     if previous is None or previous.sender_id == event.sender_id or peer != names.name_of(previous.sender_id):
         return ""
     if previous.peer_id and previous.peer_id != event.sender_id:
         return ""  # it asked someone else
-    question = question_to(asking, names)
+    question = read(asking, names)
     if is_small_talk(question, names):
         return ""
     return resolve_pronouns(question, peer, names.name_of(event.sender_id))[0] if question else ""
@@ -172,6 +184,7 @@ class _Reader:
     antecedents: Antecedents
     peer: str | None
     asked: str = ""  # the question the message before put to this sender: a verbless reply may answer it
+    polar: str = ""  # the yes/no question the message before put to this sender: a reply's yes or no answers it
 
 
 def _extract_event(event: Event, message: MessageParts, reader: _Reader, result: Extraction) -> None:
@@ -190,6 +203,7 @@ def _extract_event(event: Event, message: MessageParts, reader: _Reader, result:
         not is_courtesy(s, names) and is_answer(clean_sentence(s, names)[0], names, reader.asked)
         for s in split_sentences(body)
     )
+    answers = answers or bool(reader.polar and polar_answer(body, names))  # "Yes!" to "Is that your third one?"
     if is_ephemeral(body, names) and not message.signature and not message.forwarded and not answers:
         result.skipped_events.append(event.id)
         return
@@ -205,7 +219,7 @@ def _extract_event(event: Event, message: MessageParts, reader: _Reader, result:
     for forwarded in message.forwarded:
         if forwarded.author:  # words no "From:" line names have no one to be attributed to
             splits += _read_text(
-                forwarded.parts.body, forwarded.author, replace(reader, peer=None, asked=""), claims=False
+                forwarded.parts.body, forwarded.author, replace(reader, peer=None, asked="", polar=""), claims=False
             )
 
     produced = 0
@@ -235,7 +249,11 @@ def _read_text(text: str, speaker: str, reader: _Reader, *, claims: bool) -> lis
     splits: list[tuple[_Split, str | None]] = []
     asked = reader.asked
     text, captions = split_photos(text)
-    for sentence in split_sentences(text):
+    sentences = split_sentences(text)
+    # A yes or a no to a yes/no question says what it answers: 'Asked "Is that Nate's third one?", Nate answered: Yes.'
+    if reader.polar and sentences and (said := polar_answer(sentences[0], reader.names)):
+        splits.append((_Split([_Statement(answer_statement(reader.polar, said + "."), speaker)]), reader.peer))
+    for sentence in sentences:
         # Each clause after "; " is read on its own: "Sorry again for the delay; the slip came from ...".
         clauses = [c for c in re.split(r";\s+", sentence) if c.strip()]
         for piece in [p for c in clauses for p in (_claim_introductions(c, speaker) if claims else [c])]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from nexus_memory.writer.extractor.kinds import classify_kind
 from nexus_memory.writer.extractor.literals import EMAIL_RE, URL_RE
+from nexus_memory.writer.extractor.remarks import remark_class
 from nexus_memory.writer.extractor.text import capitalise, finish, finite_verb
 from nexus_memory.writer.extractor.words import (
     ABBREVIATIONS,
@@ -57,7 +58,7 @@ EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u2
 SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?\u2026])[\"')\]]*\s+|\s*\n+\s*")
 # Leading interjections that carry no content ("Wow, ", "Oh yeah! ", "Haha ").
 INTERJECTION_RE = re.compile(
-    r"^(?:(?:hey|hi|hiya|hello|oh|ooh|oops|wow|whoa|yeah|yea|yep|yup|yes|no|nope|nah|ok|okay|well|"
+    r"^(?:(?:hey|hi|hiya|hello|oh|ooh|oops|wow|whoa|woah|yeah|yea|yep|yup|yes|no|nope|nah|ok|okay|well|"
     r"haha+|hah|hehe|lol|aww+|aw|ah|ahh|omg|hmm+|um+|so|thanks|thank you|cheers|congrats|"
     r"congratulations|sure|totally|absolutely|definitely|exactly|indeed|right|true|agreed|man|"
     r"dude|wait|awesome|great|cool|nice|amazing|wonderful|sweet|gosh|geez|ugh|yay|woo+|hooray|"
@@ -293,20 +294,75 @@ def _strip_openers(text: str, names: NameBook | None) -> tuple[str, str | None]:
     return text, called
 
 
+def last_question(text: str, names: NameBook | None = None) -> str:
+    """The message's last question without emoji and openers, or '': the one question a reply answers."""
+    for sentence in reversed(split_sentences(text)):
+        if sentence.rstrip("\"')").endswith("?"):
+            return _strip_openers(re.sub(r"\s+", " ", EMOJI_RE.sub("", sentence)).strip(), names)[0]
+    return ""
+
+
 def question_to(text: str, names: NameBook | None = None) -> str:
     """The message's last question, without its openers, when it asks what, who, how ... ("What are your pets'
     names?") or asks for any one thing ("Do you have any favorite fantasy movies?", which "Definitely Star
     Wars!" answers); '' when that question is another yes/no one, a request, or there is none."""
-    for sentence in reversed(split_sentences(text)):
-        if not sentence.rstrip("\"')").endswith("?"):
-            continue
-        question = _strip_openers(re.sub(r"\s+", " ", EMOJI_RE.sub("", sentence)).strip(), names)[0]
-        words = [w.lower() for w in WORD_RE.findall(question.replace("\u2019", "'"))]
-        asks_any = bool(words) and words[0] in INVERTED_AUXILIARIES and bool(ANY_WORDS & set(words))
-        if words and (words[0].split("'")[0] in WH_WORDS or asks_any) and not statement_in_question(question):
-            return capitalise(question)
-        return ""  # only the message's last question is the one a reply answers
+    question = last_question(text, names)
+    words = [w.lower() for w in WORD_RE.findall(question.replace("\u2019", "'"))]
+    asks_any = bool(words) and words[0] in INVERTED_AUXILIARIES and bool(ANY_WORDS & set(words))
+    if words and (words[0].split("'")[0] in WH_WORDS or asks_any) and not statement_in_question(question):
+        return capitalise(question)
     return ""
+
+
+# How a reply to a yes/no question opens, and the answer it gives: "Yep, I made it with coconut milk".
+POLAR_ANSWER_RE = re.compile(
+    r"^(?:(?P<yes>yes|yeah|yea|yep|yup|definitely|absolutely|of course|for sure|sure|totally|indeed)|"
+    r"(?P<no>no|nope|nah|not really|not yet))(?![\w'])\s*[,!.\u2026:;\u2013\u2014-]*\s*",
+    re.IGNORECASE,
+)
+
+
+_END_MARKS = ".!\u2026 "
+# Words that leave what a yes/no question asks about open: the reply names it.
+INDEFINITES = frozenset({"anything", "anyone", "anybody", "anywhere", "something", "someone", "somebody", "somewhere"})
+# A question that ends on a thing it only points at: "Did you make that?", "Have you tried it yet?".
+POINTED_RE = re.compile(r"\b(?:it|that|this|them|those|these)(?:\s+(?:yet|before|already|again|too|out))?\W*$", re.I)
+
+
+def polar_question(text: str, names: NameBook | None = None) -> str:
+    """The message's last question, without its openers, when it asks yes or no about something ("Is that your
+    third one?", "Did you join in?"): an inverted auxiliary before its subject, asking nothing for the asker
+    ("Can I get the recipe?", "Could you tell me more?") and not for any one thing (`question_to` reads those);
+    '' otherwise."""
+    question = last_question(text, names)
+    tokens = WORD_RE.findall(question.replace("\u2019", "'"))
+    words = {w.lower() for w in tokens}
+    polar = len(tokens) > 2 and tokens[0].lower() in INVERTED_AUXILIARIES and _subject(tokens[1])
+    # "Are you doing ok?" asks after someone: words beyond small talk and filler say what is asked.
+    asked = words - SMALL_TALK_WORDS - STOPWORDS - FILLER_WORDS - INVERTED_AUXILIARIES
+    # A yes names nothing where the question asks which ("a martial arts place or a yoga studio?"), asks for
+    # something the reply goes on to name ("up to anything?"), or is about a thing it only points at ("Did
+    # you make that?": what "that" is was shown or said before).
+    open_ended = words & (FIRST_PERSON | ANY_WORDS | INDEFINITES) or " or " in question or POINTED_RE.search(question)
+    if polar and asked and not open_ended and not statement_in_question(question):
+        return capitalise(question)
+    return ""
+
+
+def polar_answer(sentence: str, names: NameBook | None = None) -> str:
+    """'Yes' or 'No' and the verbless words that go with it, when a reply's sentence opens with a yes or a no
+    ("Yeah, plenty of times." -> 'Yes, plenty of times'; "Yes, I did." -> 'Yes'); '' when it opens with
+    neither. A clause after the yes says something on its own and is read as its own statement."""
+    text = EMOJI_RE.sub("", sentence).strip()
+    match = POLAR_ANSWER_RE.match(text)
+    if not match:
+        return ""
+    answer = "Yes" if match.group("yes") else "No"
+    said = text[match.end() :].strip()
+    rest = clean_sentence(said, names)[0] if said else ""
+    if rest and not has_verb(rest) and not is_informative(rest, names) and is_answer(rest, names):
+        return f"{answer}, {said.rstrip(_END_MARKS)}"
+    return answer
 
 
 def is_courtesy(sentence: str, names: NameBook | None = None) -> bool:
@@ -325,6 +381,8 @@ def is_answer(sentence: str, names: NameBook | None = None, asked: str = "") -> 
     'It sounds fun'."""
     if is_courtesy(sentence, names) or is_moment(sentence) or is_request(sentence) or REMARK_RE.match(sentence):
         return False
+    if remark_class(sentence) in ("wish", "offer", "exhortation"):
+        return False  # "Good luck!" answers nothing; a reaction ("It was amazing") may answer "How was it?"
     words = [w.lower() for w in WORD_RE.findall(sentence)]
     if words and WORD_RE.findall(asked.lower())[:1] and WORD_RE.findall(asked.lower())[0] in INVERTED_AUXILIARIES:
         said_nothing = STOPWORDS | CHATTER | FILLER_WORDS | PRAISE_WORDS | {"one", "ones"}  # "Nice one!"
@@ -439,6 +497,8 @@ def is_informative(sentence: str, names: NameBook | None = None) -> bool:
     bare praise of the one spoken to ('You're the best'); the speaker's excitement is one ("I'm excited!")."""
     if PLEASANTRY_RE.match(sentence) or GRATITUDE_RE.match(sentence) or is_moment(sentence):
         return False
+    if remark_class(supply_subject(sentence)):
+        return False  # a wish, an offer, a platitude, a reaction (`remarks`), read with its dropped "I" put back
     if EXCITED_RE.match(sentence.replace("\u2019", "'")):
         return True
     words = [w.lower() for w in WORD_RE.findall(sentence)]
