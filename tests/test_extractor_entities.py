@@ -135,3 +135,52 @@ def test_a_function_word_inside_a_sentence_may_open_a_name() -> None:
     assert "Under Armour" in found("John has always liked Under Armour, they are cool.")
     assert "Under Armour" not in found("Under Armour is what John likes.")
     assert found("If Caroline goes, John goes too.") == {"Caroline": "person", "John": "person"}
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Tim loves reading J.K. Rowling's books.", "J.K. Rowling"),
+        ("Tim said George R. R. Martin writes slowly.", "George R. R. Martin"),
+        ("John F. Kennedy gave a speech there.", "John F. Kennedy"),
+        ("Caroline moved to the U.S. last year.", "U.S."),
+        ("Caroline moved to the U.S. Then Caroline started school.", "U.S."),
+        ("The game was called Counter-Strike: Global Offensive.", "Counter-Strike: Global Offensive"),
+        ("Tim watched Star Wars: The Last Jedi twice.", "Star Wars: The Last Jedi"),
+    ],
+)
+def test_a_name_goes_on_past_its_initials_and_a_subtitle(text: str, name: str) -> None:
+    assert name in found(text)
+    assert ":" not in name or found(text)[name] == "concept"  # "called" names no person here
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        ("Caroline moved to the U.S. Then Caroline started school.", "U.S. Then"),
+        ("It was Plan B. Then Caroline left.", "Plan B. Then"),
+        ("Asked what it is, Melanie answered: Luna is a cat.", "Melanie answered: Luna"),
+        ("Subject: Atlas launch moving.", "Subject: Atlas"),
+        ("Caroline wrote to Melanie: The show is on.", "Melanie: The"),
+    ],
+)
+def test_no_name_runs_into_the_next_sentence_or_past_a_speakers_colon(text: str, absent: str) -> None:
+    assert not any(absent in name for name in found(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "John had to say goodbye to Max.",
+        "John talked to Max about it.",
+        "John gave the ball to Max.",
+        "John went to Max's house.",
+    ],
+)
+def test_the_to_of_a_person_names_no_place(text: str) -> None:
+    assert found(text).get("Max") != "location"
+
+
+@pytest.mark.parametrize("text", ["John moved to Lisbon.", "John flew to Reykjavik last spring."])
+def test_the_to_of_going_names_a_place(text: str) -> None:
+    assert found(text, book(inner="Lisbon Reykjavik"))[text.split()[3].rstrip(".")] == "location"

@@ -133,3 +133,56 @@ def test_polar_readers() -> None:
     assert polar_answer("Yup, we raised a ton!") == "Yes"
     assert polar_answer("Not really.") == "No"
     assert polar_answer("Yesterday I went.") == ""
+
+
+@pytest.mark.parametrize(
+    ("content", "fact"),
+    [
+        (
+            "Love and acceptance should be everyone's right.",
+            "John said love and acceptance should be everyone's right.",
+        ),
+        (
+            "Love and acceptance really can be found everywhere.",
+            "John said love and acceptance really can be found everywhere.",
+        ),
+        ("Wish and hope are different things.", "John said wish and hope are different things."),
+        ("Love is what keeps us going.", "John said Love is what keeps us going."),
+        # a dropped "I" is still put back where a verb follows "and", or nothing is joined
+        ("Went and bought a new bike.", "John went and bought a new bike."),
+        ("Love painting with my kids.", "John loves painting with John's kids."),
+        ("Need a break from work.", "John needs a break from work."),
+    ],
+)
+def test_a_noun_subject_is_no_dropped_i(content: str, fact: str) -> None:
+    assert facts_of(content) == [fact]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Got any cool art projects coming up",
+        "You got any tips for a beginner",
+        "Any plans for the weekend",
+        "Anything new with you",
+        "Any luck with the job hunt",
+        "Ever been to Paris",
+        "You ever tried surfing",
+        "Wanna hang out later",
+    ],
+)
+def test_a_question_without_its_mark_is_no_fact(content: str) -> None:
+    assert facts_of(content) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "fact"),
+    [
+        ("Any time is fine for me.", "Any time is fine for John."),
+        ("Anything is possible with hard work.", "John said Anything is possible with hard work."),
+        ("Ever since I moved here I've been happier.", "Ever since John moved here John has been happier."),
+        ("You got a new job last week.", "Tim got a new job last week (the week of 1 May 2023)."),
+    ],
+)
+def test_a_statement_that_opens_like_a_bare_question_stays(content: str, fact: str) -> None:
+    assert facts_of(content) == [fact]

@@ -22,7 +22,8 @@ The writer runs as it runs for real: the sample stream goes through a fresh stor
 offline writer), LoCoMo through `extract` session by session with the earlier turns as context (as `bench
 extract` does). `junk` then counts, over every fact stored from the sample stream and every fact
 extracted from LoCoMo dev, the facts an independent checker (the rules below, not the writer's filters)
-reads as email headers, signature lines, pleasantries, or third-person pronouns (he/she/him/her/his)
+reads as email headers, signature lines, pleasantries, remarks (a wish for the other, an offer to help or
+to be told, a call with no plan, a reaction to what was shown), or third-person pronouns (he/she/him/her/his)
 with no one else named in the fact to refer to.
 """
 
@@ -81,6 +82,35 @@ _PLEASANTRY_WORDS = word_set(
 )
 _WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
 _THIRD_PERSON_RE = re.compile(r"\b(?:he|she|him|her|his|hers|himself|herself)\b", re.IGNORECASE)
+# Remarks that read like statements (the classes `writer/extractor/remarks.py` drops), by cues of the checker's
+# own, read on the stored text where "you" is already the other's name ("Caroline hopes Melanie has fun"):
+# a wish for the other, an offer to help or to be told, a call with no plan, a reaction to what was shown.
+_REMARK_CUES = {
+    "wish": re.compile(
+        r"^(?i:good luck|best of luck|all the best|best wishes)\b|"
+        r"\b[Ww]ish(?:es|ing)?\s+[A-Z]\w+\s+"
+        r"(?:(?:all\s+)?the best|luck|many|a (?:happy|great|good|safe)|happy|success)\b|"
+        r"\b[Hh]opes?\s+(?:that\s+)?[A-Z]\w+\s+(?:has|have|had|enjoys|gets|feels|is|does|will|can|finds)\b"
+    ),
+    "offer": re.compile(
+        # "let me know", stored as "let Caroline know"; "John will let you know" is a promise, and stays
+        r"^(?i:feel free|don't hesitate)\b|\b(?i:let)\s+(?:me|us|[A-Z]\w+)\s+know\b|"
+        r"(?i:\b(?:reach(?:es)? out|call|text)\s+(?:\w+\s+)?(?:if|whenever|any ?time)\b|"
+        r"\b(?:is|are|am)\s+(?:always\s+)?here\s+(?:for|if)\b)"
+    ),
+    "exhortation": re.compile(r"^let(?:'s|\s+us)\b(?!.*\d)", re.IGNORECASE),
+    "reaction": re.compile(
+        r"^(?:\w+\s+)?must(?:'ve|\s+have)\s+been\b|^(?:it\s+|that\s+)?(?:sounds|seems|looks)\s+like\b|"
+        r"^(?:it|that|this|those)(?:'s|\s+is|\s+was|\s+were)\s+(?:(?:so|really|very|such|quite)\s+)?(?:an?\s+)?"
+        r"(?:amazing|awesome|great|cool|close|tough|hard|fun|beautiful|incredible|inspiring|special|wonderful|"
+        r"fantastic|crazy|scary|sad|exciting)$",
+        re.IGNORECASE,
+    ),
+}
+_WHEN_WORDS = word_set(
+    """monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight weekend week month year
+    january february march april may june july august september october november december"""
+)
 # Capitalised words that are not people: the checker's own short list.
 _NOT_PEOPLE = word_set(
     """I The A An This That These Those It Its He She His Her They We You My Our Your Their If When And But So
@@ -97,7 +127,8 @@ _KIN = re.compile(
 
 
 def junk_kind(text: str, speaker: str) -> str | None:
-    """'header', 'signature', 'pleasantry' or 'pronoun' when the fact is that kind of junk, else None.
+    """'header', 'signature', 'pleasantry', a remark ('wish', 'offer', 'exhortation', 'reaction') or 'pronoun'
+    when the fact is that kind of junk, else None.
 
     `speaker` is the name the fact's speaker goes by; their own name does not count as someone a pronoun
     could point to.
@@ -113,6 +144,10 @@ def junk_kind(text: str, speaker: str) -> str | None:
         len(pleasant) == len(words) or (pleasant and all(w in pleasant or _is_name(w) for w in words))
     ):
         return "pleasantry"
+    if not _WHEN_WORDS & {w.lower() for w in words}:  # a wish or a call with a date in it is a plan
+        remark = next((kind for kind, cue in _REMARK_CUES.items() if cue.search(said)), None)
+        if remark:
+            return remark
     if _THIRD_PERSON_RE.search(said) or _THIRD_PERSON_RE.search(text):
         own = set(speaker.split())
         named = [w for w in _WORD_RE.findall(text) if w[:1].isupper() and w not in _NOT_PEOPLE and w not in own]
@@ -154,7 +189,7 @@ def junk_share(facts: Iterable[tuple[str, str]]) -> dict[str, Any]:
         "facts": total,
         "junk": junk,
         "junk_share": round(junk / total, 4) if total else 0.0,
-        "by_kind": {k: kinds.get(k, 0) for k in ("header", "signature", "pleasantry", "pronoun")},
+        "by_kind": {k: kinds.get(k, 0) for k in ("header", "signature", "pleasantry", *_REMARK_CUES, "pronoun")},
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from nexus_memory.core.words import word_set
 from nexus_memory.writer.extractor.literals import EMAIL_RE, HANDLE_RE, PHONE_RE, URL_RE
 from nexus_memory.writer.extractor.names import NameBook
 from nexus_memory.writer.extractor.results import EntityMention
@@ -60,7 +61,7 @@ def find_entities(
             literal_spans.append((match.start(), match.end()))
             mentions.append(EntityMention(value, kind))
     for start, name in _capitalised_sequences(text, names, literal_spans):
-        kind = _classify_name(name, text[:start], names)
+        kind = _classify_name(name, text[:start], names, text[start + len(name) :])
         role = "sender" if name == speaker else "peer" if name == peer else "mentioned"
         mentions.append(EntityMention(name, kind, role))
     if speaker and contains_word(text, speaker) and not any(m.name == speaker for m in mentions):
@@ -73,15 +74,66 @@ def _capitalised_sequences(text: str, names: NameBook | None, skip: list[tuple[i
     titles = _quoted_titles(text)
     out = [(start, title) for start, title, _ in titles]
     skip = [*skip, *((start, end) for start, _, end in titles)]
-    for match in CAPSEQ_RE.finditer(text):
-        if any(match.start() < e and s < match.end() for s, e in skip):
+    for match_start, sequence in _joined_sequences(text, names):
+        if any(match_start < e and s < match_start + len(sequence) for s, e in skip):
             continue
-        for start, tokens in _pieces(match.group(0), match.start(), names):
+        for start, tokens in _pieces(sequence, match_start, names):
             clause_start = _at_clause_start(text, start)
             start, tokens = _name_part(text, start, tokens, clause_start, names)
             if tokens:
-                out.append((start, " ".join(tokens).rstrip(".")))
+                name = " ".join(tokens)
+                out.append((start, name if INITIALS_RE.fullmatch(tokens[-1]) else name.rstrip(".")))
     return sorted(out)
+
+
+# A word of initials ("J.K", "U.S.", "J.K."): a name goes on past their period ("J.K. Rowling").
+INITIALS_RE = re.compile(r"(?:[A-Z]\.)+[A-Z]\.?")
+# A title and its subtitle after a colon: "Counter-Strike: Global Offensive", "Star Wars: The Last Jedi".
+SUBTITLE_ARTICLES = frozenset({"The", "A", "An"})
+
+
+def _joined_sequences(text: str, names: NameBook | None) -> list[tuple[int, str]]:
+    """(start, text) of each capitalised sequence, joined to the next across the period after initials
+    ("J.K. Rowling"; "U.S." keeps its period, and "U.S. Then ..." stays two) and across the colon of a
+    subtitle inside a clause ("Counter-Strike: Global Offensive"; not 'Mel answered: Luna' or "Subject: ...",
+    where the words before the colon open a clause or name a person)."""
+    out: list[tuple[int, int]] = []
+    last: list[str] = []  # the words of the sequence being joined
+    subtitled = False  # whether it may take a subtitle: not at a clause start, no known person in it
+    for match in CAPSEQ_RE.finditer(text):
+        tokens = match.group(0).split()
+        if out:
+            between = text[out[-1][1] : match.start()]
+            nxt = tokens[0]
+            opens = nxt.lower() in STOPWORDS and nxt not in SUBTITLE_ARTICLES
+            # "J.K" then ". Rowling", or a single initial after a name ("John F. Kennedy", "George R. R. Martin")
+            initial = INITIALS_RE.fullmatch(last[-1]) or (len(last) > 1 and re.fullmatch(r"[A-Z]", last[-1]))
+            initials = between == ". " and initial and not opens
+            subtitle = (
+                between == ": "
+                and subtitled
+                and not (opens or (nxt in NOT_NAMES and nxt not in SUBTITLE_ARTICLES))
+                and (nxt not in SUBTITLE_ARTICLES or len(tokens) > 1)
+            )
+            if initials or subtitle:
+                out[-1] = (out[-1][0], match.end())
+                last = [*last[-1:], *tokens]  # what the next join looks at: the last words only
+                subtitled = subtitled and not _names_a_person(tokens, names)
+                continue
+        out.append((match.start(), match.end()))
+        last = tokens
+        subtitled = not _at_clause_start(text, match.start()) and not _names_a_person(tokens, names)
+    return [(start, text[start:end] + ("." if _initials_end(text, end) else "")) for start, end in out]
+
+
+def _names_a_person(tokens: list[str], names: NameBook | None) -> bool:
+    """Some word of a capitalised sequence is a known person's name."""
+    return bool(names and any(names.is_known(w) for w in tokens))
+
+
+def _initials_end(text: str, end: int) -> bool:
+    """Initials that end a sequence keep their period ("the U.S."): CAPSEQ_RE stops before it."""
+    return text[end : end + 1] == "." and bool(INITIALS_RE.fullmatch(text[max(0, end - 3) : end]))
 
 
 def _quoted_titles(text: str) -> list[tuple[int, str, int]]:
@@ -121,9 +173,16 @@ def _pieces(sequence: str, start: int, names: NameBook | None) -> list[tuple[int
     return [(offsets[a], tokens[a:b]) for a, b in zip(cuts, [*cuts[1:], len(tokens)], strict=True)]
 
 
+CLAUSE_CUE_WINDOW = 12  # characters before a word that hold CLAUSE_START_RE's longest cue (" says")
+
+
 def _at_clause_start(text: str, start: int) -> bool:
-    """True when the word at `start` opens a sentence or a clause, where any word is capitalised."""
-    return bool(CLAUSE_START_RE.search(text, 0, start))
+    """True when the word at `start` opens a sentence or a clause, where any word is capitalised. Only the
+    few characters before it are read: a long sentence has a capitalised word for every few characters."""
+    cue_end = len(text[:start].rstrip())
+    if cue_end == 0:
+        return True
+    return bool(CLAUSE_START_RE.search(text, max(0, cue_end - CLAUSE_CUE_WINDOW), start))
 
 
 def _name_part(
@@ -189,8 +248,24 @@ def _shouted(word: str, names: NameBook | None) -> bool:
     return bool(names and len(word) > 3 and word.isupper() and word.lower() in names.lower_words)
 
 
-def _classify_name(name: str, before: str, names: NameBook | None) -> str:
-    """Entity type of a capitalised name from suffix / keyword cues and the word before it."""
+# Words before "to" that make it the "to" of a person, not of a place: "said goodbye to Max", "talked to Max",
+# "gave it to Max", "next to Max".
+TO_SOMEONE_WORDS = word_set(
+    """goodbye bye hello hi talk talked talking speak spoke speaking say said saying says gave give given giving
+    sent send sending wrote write writing introduced introduce married engaged listen listened listening close
+    closer next thanks thank grateful kind nice mean belongs belonged belong it them this that him her one
+    letter message note gift present tribute dedicated"""
+)
+
+# Verbs whose thing given comes before the "to" of the one it goes to: "gave the ball to Max".
+GIVING_VERBS = word_set(
+    """gave give given giving gives sent send sends sending handed hand lent lend showed show passed sold sell
+    taught teach mailed wrote write introduced"""
+)
+
+
+def _classify_name(name: str, before: str, names: NameBook | None, after: str = "") -> str:
+    """Entity type of a capitalised name from suffix / keyword cues and the words around it."""
     tokens = name.split()
     if any(t in ORG_WORDS for t in tokens[1:]) or tokens[0] in ("University", "Bank", "College"):
         return "organization"
@@ -204,13 +279,21 @@ def _classify_name(name: str, before: str, names: NameBook | None) -> str:
         return "concept"
     if names and (name in names.known or names.is_known(tokens[0])):
         return "person"
+    if ":" in name:
+        return "concept"  # a title and its subtitle ("a game called Counter-Strike: Global Offensive")
     if before.endswith(('"', "\u201c", "'")):
         return "concept"  # the start of a quotation is a title ('a piece called "Finding Freedom'), not a person
     previous = WORD_RE.findall(before.lower()[-30:])
     prev = previous[-1] if previous else ""
     if prev in PERSON_CUES and len(tokens) <= 3:
         return "person"
-    if len(tokens) == 1 and prev in LOCATION_PREPOSITIONS and not tokens[0].isupper():
+    # "to" names a place after a verb of going, not after one of saying or giving ("goodbye to Max"), and
+    # never before a possessive ("went to Max's house": Max owns the place).
+    dative = prev == "to" and (
+        (len(previous) > 1 and previous[-2] in TO_SOMEONE_WORDS) or bool(GIVING_VERBS & set(previous[-5:-1]))
+    )
+    owner = after.startswith(("'s", "\u2019s"))
+    if len(tokens) == 1 and prev in LOCATION_PREPOSITIONS and not tokens[0].isupper() and not (dative or owner):
         return "location"
     # Anything else (brands, titles, acronyms, unknown single names) stays a concept: a wrong
     # 'person' would invite false merges with real people.

@@ -145,6 +145,8 @@ def _question_put(
     or a yes/no one (`polar_question`)."""
     if previous is None or previous.sender_id == event.sender_id or peer != names.name_of(previous.sender_id):
         return ""
+    if previous.thread_id != event.thread_id:
+        return ""  # a reply in another thread answers a question of that thread
     if previous.peer_id and previous.peer_id != event.sender_id:
         return ""  # it asked someone else
     question = read(asking, names)

@@ -30,6 +30,7 @@ PRONOUN_RE = re.compile(
     r"(?P<next>(?!(?:me|my|mine|you|your|yours)\b)[a-z]+(?:['\u2019]t)?)?"
 )
 # Generic or formulaic "you" that is not the addressee ("thank you", "you know", "see you").
+CUE_WINDOW = 40  # characters around a pronoun that hold the longest cue of the patterns below
 GENERIC_YOU_BEFORE = re.compile(r"\b(?:thank|see|if|when|miss|bless|love|whenever|unless|mind)\s*$", re.IGNORECASE)
 GENERIC_YOU_AFTER = re.compile(
     r"^\s*(?:know\b(?!\s+(?:that|how|what|about|i|my))|guys\b|all\b|both\b|two\b|"
@@ -89,8 +90,10 @@ _FIRST = ("i", "me", "my", "mine", "myself")
 def _generic_you(match: re.Match[str]) -> bool:
     """A second-person match that is formulaic, not the addressee ("thank you", "you know"); a possessive after
     those words is the addressee's ("Love your painting", "if your kids like it")."""
-    before = match.string[: match.start()]
-    after = match.string[match.end("pro") + len(match.group("con") or "") :]
+    # A window either side, not the whole text: each pronoun of a long text would read all of it again.
+    before = match.string[max(0, match.start() - CUE_WINDOW) : match.start()]
+    end = match.end("pro") + len(match.group("con") or "")
+    after = match.string[end : end + CUE_WINDOW]
     formulaic = match.group("pro").lower() == "you" and GENERIC_YOU_BEFORE.search(before)
     return bool(formulaic or GENERIC_YOU_AFTER.match(after))
 
@@ -169,7 +172,11 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
                 word += CONTRACTIONS.get(con, con)
             else:
                 word += con
-        elif low in ("i", "you") and nxt and not _AUX_BEFORE.search(match.string[: match.start()]):
+        elif (
+            low in ("i", "you")
+            and nxt
+            and not _AUX_BEFORE.search(match.string[max(0, match.start() - CUE_WINDOW) : match.start()])
+        ):
             nxt = _agree(nxt.replace("\u2019", "'"), open_class=low == "i")
         return word + gap + nxt
 

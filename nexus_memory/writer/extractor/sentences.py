@@ -6,6 +6,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
+from nexus_memory.core.words import word_set
 from nexus_memory.writer.extractor.kinds import classify_kind
 from nexus_memory.writer.extractor.literals import EMAIL_RE, URL_RE
 from nexus_memory.writer.extractor.remarks import remark_class
@@ -201,12 +202,14 @@ def _sentences(text: str) -> tuple[str, ...]:
     sentences: list[str] = []
     for piece in pieces:
         if sentences:
-            last_word = sentences[-1].rsplit(None, 1)[-1].rstrip(".").lower()
-            ended = re.search(r"[.!?\u2026][\"')\]]*$", sentences[-1])
+            # Only the end of the sentence so far is read: one joined from many pieces would be read again each time.
+            tail = sentences[-1][-SENTENCE_TAIL:]
+            last_word = tail.rsplit(None, 1)[-1].rstrip(".").lower()
+            ended = re.search(r"[.!?\u2026][\"')\]]*$", tail)
             if (
                 (sentences[-1].endswith(".") and last_word in ABBREVIATIONS)
                 or (piece[0].islower() and not ended)
-                or _initials_before_name(sentences[-1], piece)
+                or _initials_before_name(tail, piece)
             ):
                 sentences[-1] = f"{sentences[-1]} {piece}"
                 continue
@@ -214,6 +217,7 @@ def _sentences(text: str) -> tuple[str, ...]:
     return tuple(sentences)
 
 
+SENTENCE_TAIL = 40  # characters at a sentence's end that hold its last word and initials ("George R. R.")
 # Initials that end a piece: "J.K.", "George R. R." (two or more), or one after a name ("John F.").
 _INITIALS_END_RE = re.compile(r"(?:^|\s)(?:[A-Z]\.\s?){2,}$|(?:^|\s)[A-Z][a-z]+\s+[A-Z]\.$")
 
@@ -457,10 +461,28 @@ def asks(sentence: str) -> bool:
     first, second = tokens[0].lower(), tokens[1] if len(tokens) > 1 else ""
     if first in ("anyone", "anybody") or (first == "got" and second.lower() in ("any", "a")):
         return True
+    if _bare_question(first, [t.lower() for t in tokens]):
+        return True
     if first.split("'")[0] in WH_WORDS:
         return "'" in first or second.lower() in INVERTED_AUXILIARIES or _wh_phrase_inverted(tokens[1:])
     # "So do I." agrees; "So has Nate been ..." asks: after a lead, the inversion must go on past its subject.
     return first in INVERTED_AUXILIARIES and _subject(second) and (led == 0 or len(tokens) > 2)
+
+
+# Openers of a question that dropped its auxiliary ("[Have you] ever been to Paris", "[Do you] wanna hang out").
+_DROPPED_AUX_OPENERS = frozenset({"ever", "wanna"})
+
+
+def _bare_question(first: str, words: list[str]) -> bool:
+    """A question that lost its auxiliary and its question mark: "Any plans for the weekend", "Anything new
+    with you" (no verb after "any"), "You got any tips", "Ever been to Paris", "Wanna hang out". "Any time is
+    fine", "Ever since I moved ..." and "You got this" are statements."""
+    second = words[1] if len(words) > 1 else ""
+    if first in ("any", "anything"):
+        return len(words) > 1 and not any(w in AUX_VERBS or "'" in w for w in words[1:])
+    if first in ("you", "u") and second in ("got", "ever", "wanna"):
+        return second != "got" or (len(words) > 2 and words[2] in ("any", "anything"))
+    return first in _DROPPED_AUX_OPENERS and second not in ("since", "after", "so") and len(words) > 1
 
 
 def _subject(word: str) -> bool:
@@ -593,6 +615,8 @@ def supply_subject(sentence: str) -> str:
     second = words[1].lower() if len(words) > 1 else ""
     if first == "been" and second.endswith("ing"):  # "Been reading that book" -> "I've been reading ..."
         return f"I've {sentence[:1].lower()}{sentence[1:]}"
+    if _noun_subject(words):  # "Love and acceptance should be everyone's right": "love" is its subject
+        return sentence
     just_did = first == "just" and second in SUBJECT_DROP_VERBS  # "Just got new shoes"
     if first in SUBJECT_DROP_VERBS and (just_did or not (first == "just" and second in STOPWORDS)):
         return f"I {sentence[:1].lower()}{sentence[1:]}"
@@ -605,6 +629,27 @@ def supply_subject(sentence: str) -> str:
     if first.endswith("ed") and len(first) > 4 and first not in STOPWORDS and _takes_object(words[1:2], sentence):
         return f"I {sentence[:1].lower()}{sentence[1:]}"  # "Booked Thursday 6pm", "Decided: renew ..."
     return sentence
+
+
+# The verbs that follow a noun subject straight away or after an adverb ("Love is all you need", "Love and
+# acceptance really can be found everywhere"), never a dropped "I" ("Love you!", "Hope to see it").
+_SUBJECT_VERBS = word_set("is was are were can could should would will must may might has does makes means")
+NOUN_SUBJECT_MAX_WORDS = 3  # "Love and acceptance", "Hope and kindness really": a short phrase before its verb
+
+
+def _noun_subject(words: list[str]) -> bool:
+    """A dropped-subject verb that is a noun subject instead: its verb follows straight away ("Love is ..."),
+    or it is joined to another noun ("Love and acceptance should ..."; not "Went and bought ...", where a verb
+    follows "and") and a verb follows within a few words."""
+    lowered = [w.lower() for w in words]
+    if len(lowered) > 1 and lowered[1] in _SUBJECT_VERBS:
+        return True
+    if len(lowered) < 4 or lowered[1] not in ("and", "or") or lowered[2] in STOPWORDS:
+        return False
+    if lowered[2] in SUBJECT_DROP_VERBS and lowered[3] not in _SUBJECT_VERBS:
+        return False  # "Went and bought a bike", but "Wish and hope are different things"
+    window = lowered[3 : 3 + NOUN_SUBJECT_MAX_WORDS]
+    return any(w in _SUBJECT_VERBS for w in window) and not any(w in SUBJECT_PRONOUNS for w in window)
 
 
 def _takes_object(after: list[str], sentence: str) -> bool:
