@@ -487,44 +487,100 @@ def test_the_facts_ivf_scan_runs_beside_the_sql_strategies_and_changes_no_result
         assert threads == [[True] * scans, [False] + [True] * (scans - 1)]
 
 
-def test_the_facts_bm25_runs_beside_on_a_reading_handle_and_changes_no_result(
+def test_the_facts_bm25_and_entity_list_run_beside_on_a_reading_handle_and_change_no_result(
     stores: Stores, embedded: dict[str, str], fake: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Past KEYWORD_BESIDE_MIN_FACTS the facts' BM25 runs in a worker thread on a second, read-only handle;
-    the answer is the same. Inside a transaction (uncommitted writes only the caller's connection sees), in a
-    small store, and while another recall holds the reader, it runs inline on the caller's connection."""
-    ran_on: list[tuple[int, bool]] = []
-    fts = strategies._fts_facts
+    """Past KEYWORD_BESIDE_MIN_FACTS the facts' BM25 and the entity list run in a worker thread on a second,
+    read-only handle; the answer is the same. Inside a transaction (uncommitted writes only the caller's
+    connection sees), in a small store, and while another recall holds the reader, they run inline on the
+    caller's connection."""
+    ran_on: list[tuple[str, int, bool]] = []
+    fts, entity_facts = strategies._fts_facts, strategies._entity_facts
 
-    def recording(ctx: strategies.QueryContext, conn: object = None) -> object:
-        ran_on.append((threading.get_ident(), conn is not None and conn is not stores.conn))
+    def recording_fts(ctx: strategies.QueryContext, conn: object = None) -> object:
+        ran_on.append(("bm25", threading.get_ident(), conn is not None and conn is not stores.conn))
         return fts(ctx, conn)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(strategies, "_fts_facts", recording)
+    def recording_entities(ctx: strategies.QueryContext, entity_ids: list[str], conn: object = None) -> object:
+        ran_on.append(("entity", threading.get_ident(), conn is not None and conn is not stores.conn))
+        return entity_facts(ctx, entity_ids, conn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(strategies, "_fts_facts", recording_fts)
+    monkeypatch.setattr(strategies, "_entity_facts", recording_entities)
     caller = threading.get_ident()
     options = {"embedder": fake, "touch": False, "reference_time": REFERENCE, "scope": ["facts"]}
     inline = recall(stores, "Sarah knee trail", **options)
-    assert ran_on == [(caller, False)]  # six facts: inline
+    assert ran_on == [("bm25", caller, False), ("entity", caller, False)]  # six facts: inline
     monkeypatch.setattr(strategies, "KEYWORD_BESIDE_MIN_FACTS", 0)
     ran_on.clear()
     beside = recall(stores, "Sarah knee trail", **options)
-    assert [(t == caller, other) for t, other in ran_on] == [(False, True)]
+    assert [(name, t == caller, other) for name, t, other in ran_on] == [("bm25", False, True), ("entity", False, True)]
     assert beside.results and [(r.id, r.score, r.ranks, r.metadata) for r in beside.results] == [
         (r.id, r.score, r.ranks, r.metadata) for r in inline.results
     ]
+    # The entity list alone (no query term besides the name) and the `entity` filter run beside too, alike.
+    for query, extra in (("Sarah", {}), ("knee", {"entity": embedded["sarah"]})):
+        monkeypatch.setattr(strategies, "KEYWORD_BESIDE_MIN_FACTS", 10**9)
+        alone_inline = recall(stores, query, **options, **extra)
+        monkeypatch.setattr(strategies, "KEYWORD_BESIDE_MIN_FACTS", 0)
+        ran_on.clear()
+        alone_beside = recall(stores, query, **options, **extra)
+        assert ("entity", False, True) in [(name, t == caller, other) for name, t, other in ran_on]
+        assert alone_beside.results and [(r.id, r.score, r.ranks) for r in alone_beside.results] == [
+            (r.id, r.score, r.ranks) for r in alone_inline.results
+        ]
+    # A failure on the worker reaches the caller, and the reader is free again afterwards.
+    monkeypatch.setattr(strategies, "_entity_facts", lambda *args: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        recall(stores, "Sarah knee trail", **options)
+    monkeypatch.setattr(strategies, "_entity_facts", recording_entities)
     # The reader is held by another recall: this one does not wait for it.
     reader = strategies._reader(stores)
     assert reader is not None and reader[1].acquire()
     ran_on.clear()
     recall(stores, "Sarah knee trail", **options)
     reader[1].release()
-    assert ran_on == [(caller, False)]
+    assert ran_on == [("bm25", caller, False), ("entity", caller, False)]
     # A fact written in an open transaction is found: the keyword search reads through the caller's connection.
     ran_on.clear()
     with stores.transaction():
         uncommitted = add_fact(stores, "Sarah bought new trail shoes for her knee")
         found = [r.id for r in recall(stores, "trail shoes", **options).results]
-    assert ran_on == [(caller, False)] and uncommitted in found
+    assert [(name, t == caller, other) for name, t, other in ran_on] == [("bm25", True, False)] and uncommitted in found
+
+
+def test_busy_entities_follow_every_write_to_the_store(stores: Stores) -> None:
+    """Busy is read once per state of the store: a link written by this connection, committed by another
+    (another process's writer) or left uncommitted in a transaction is seen by the next prompt."""
+    from nexus_memory.recall.query_entities import BUSY_ENTITY_MIN, busy_entities
+
+    quiet, other = add_entity(stores, "Quinn"), add_entity(stores, "Orla")
+    facts = [add_fact(stores, f"Quinn note {n}") for n in range(BUSY_ENTITY_MIN)]
+    assert busy_entities(stores.conn, [quiet, other]) == set()
+    assert busy_entities(stores.conn, [quiet, other]) == set()  # unchanged store: the links read before
+    link = "INSERT INTO fact_entities (fact_id, entity_id, as_of) VALUES (?, ?, ?)"
+    stores.conn.executemany(link, [(f, quiet, MAY_2023) for f in facts])  # this connection's write
+    assert busy_entities(stores.conn, [quiet, other]) == {quiet}
+    with Stores(stores.settings) as elsewhere:  # another connection's commit
+        elsewhere.conn.executemany(link, [(f, other, MAY_2023) for f in facts])
+    assert busy_entities(stores.conn, [quiet, other]) == {quiet, other}
+    try:  # inside a transaction that rolls back: seen while open, gone after
+        with stores.transaction():
+            stores.conn.execute("DELETE FROM fact_entities WHERE entity_id = ?", (quiet,))
+            assert busy_entities(stores.conn, [quiet, other]) == {other}
+            raise RuntimeError("roll back")
+    except RuntimeError:
+        pass
+    assert busy_entities(stores.conn, [quiet, other]) == {quiet, other}
+    # Recall's access counts (a write that links nothing) keep what was read; a link written after is seen.
+    from nexus_memory.recall import query_entities
+    from nexus_memory.recall.results import RecallResult, touch_results
+
+    touch_results(stores, [RecallResult(facts[0], "fact", "", 1.0, None, [], [], {}, None, None, None)])
+    assert stores.conn.execute("SELECT access_count FROM facts WHERE id = ?", (facts[0],)).fetchone()[0] == 1
+    assert query_entities._NEWEST_LINKS[id(stores.conn)][1] == query_entities._state(stores.conn)
+    stores.conn.execute("DELETE FROM fact_entities WHERE entity_id = ?", (other,))
+    assert busy_entities(stores.conn, [quiet, other]) == {quiet}
 
 
 def test_stems_shared_counts_as_the_tokens_do() -> None:
@@ -697,6 +753,30 @@ def test_higher_layers_first_when_they_match(stores: Stores, embedded: dict[str,
     # An unrelated query does not pull them forward.
     pasta = recall(stores, "pasta carbonara", embedder=fake)
     assert pasta.results[0].id == embedded["pasta"]
+
+
+def test_a_type_without_vectors_is_not_searched(
+    stores: Stores, embedded: dict[str, str], fake: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Semantic recall searches each type that has a vector stored, and no other (nothing to find there)."""
+    from nexus_memory.lifecycle.forget.vectors import delete_vectors
+
+    searched: list[str] = []
+    search = VectorIndex.search
+
+    def recording(self: VectorIndex, query: np.ndarray, k: int, **options: object) -> list[tuple[str, float]]:
+        searched.append(str(options["target_type"]))
+        return search(self, query, k, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VectorIndex, "search", recording)
+    query = "Tyler engineer Anthropic language models"
+    assert recall(stores, query, embedder=fake).results[0].id == embedded["model"]
+    assert set(searched) == {"fact", "observation", "mental_model"}
+    delete_vectors(stores.conn, {"mental_model": [embedded["model"]]})
+    searched.clear()
+    without = recall(stores, query, embedder=fake)
+    assert set(searched) == {"fact", "observation"}
+    assert without.results and all(r.type != "mental_model" or "semantic" not in r.ranks for r in without.results)
 
 
 def test_only_latest_version_of_observations_and_models(stores: Stores, world: dict[str, str]) -> None:

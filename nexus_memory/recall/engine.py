@@ -51,6 +51,7 @@ from nexus_memory.recall.fusion import (
 from nexus_memory.recall.prompt import Prompt, read_prompt, sanitize
 from nexus_memory.recall.results import RecallResult, materialize, pack, touch_results
 from nexus_memory.recall.strategies import (
+    FactLists,
     QueryContext,
     causal_search,
     entity_search,
@@ -58,7 +59,7 @@ from nexus_memory.recall.strategies import (
     recency_search,
     semantic_model,
     semantic_search,
-    start_fact_keywords,
+    start_fact_lists,
     start_query_embedding,
 )
 from nexus_memory.recall.units import add_speaker_list
@@ -201,8 +202,8 @@ def recall(
         return finish([])
     # The query model runs first, beside the SQL below when it can (strategies.start_query_embedding).
     embedded = _start_embedding(ctx, plan, embedder, timings) if ctx.types else None
-    # The facts' BM25 too, in a thread on a reading handle of its own (strategies.start_fact_keywords).
-    keywords = start_fact_keywords(ctx) if len(plan.strategies) > 1 and "keyword" in plan.strategies else None
+    # The facts' BM25 and entity list too, in a thread on a reading handle of its own (strategies.start_fact_lists).
+    beside = start_fact_lists(ctx, plan.strategies) if len(plan.strategies) > 1 else FactLists()
     fresh: list[RecallResult] = []
     if "event" in types:  # first: an event the writer finishes meanwhile is still found, as itself or its facts
         with _timed(timings, "fresh"):
@@ -211,7 +212,7 @@ def recall(
             event.score += FRESH_TIER
     results: list[RecallResult] = []
     if ctx.types:
-        lists = _run_strategies(ctx, plan, embedded, timings, keywords)
+        lists = _run_strategies(ctx, plan, embedded, timings, beside)
         fused, order = _fuse_and_order(ctx, lists, max_results, timings)
         with _timed(timings, "materialize"):
             results = materialize(stores.conn, list(order), order, fused, lists)
@@ -296,10 +297,11 @@ def _run_strategies(
     plan: Budget,
     embedded: Callable[[], None] | None,
     timings: dict[str, float],
-    keywords: Callable[[], Ranked] | None = None,
+    beside: FactLists,
 ) -> dict[str, list[Ranked]]:
-    """Run the budget's strategies (`embedded`: waits for the query vector, see _start_embedding; `keywords`:
-    for the facts' BM25 list, see strategies.start_fact_keywords); returns strategy name -> its ranked lists."""
+    """Run the budget's strategies (`embedded`: waits for the query vector, see _start_embedding; `beside`:
+    the fact lists made on a reading handle, see strategies.start_fact_lists); returns strategy name -> its
+    ranked lists."""
     names = ("semantic", "keyword", "entity", "speaker", "answer_type", "causal", "recency")
     lists: dict[str, list[Ranked]] = {name: [] for name in names}
     strategies = set(plan.strategies)
@@ -312,13 +314,13 @@ def _run_strategies(
         wide = replace(ctx, types=("fact",), filters=ctx.any_time, any_time=None)
     if "keyword" in strategies:
         with _timed(timings, "keyword"):
-            lists["keyword"] += keyword_search(ctx, keywords)
+            lists["keyword"] += keyword_search(ctx, beside.keywords)
         if wide is not None:
             with _timed(timings, "any_time"):
                 lists["keyword"] += keyword_search(wide)
     if "entity" in strategies:
         with _timed(timings, "entity"):
-            lists["entity"] += entity_search(ctx)
+            lists["entity"] += entity_search(ctx, beside.entities)
     if embedded is not None:
         with _timed(timings, "embed"):  # what is left of the model's time once the SQL above is done
             embedded()

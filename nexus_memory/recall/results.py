@@ -14,6 +14,7 @@ from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.tokens import estimate_tokens
 from nexus_memory.recall.fusion import Ranked, result_key, split_key
+from nexus_memory.recall.query_entities import links_kept
 
 log = logging.getLogger(__name__)
 
@@ -285,7 +286,7 @@ def touch_results(stores: Stores, results: Sequence[RecallResult]) -> None:
         return
     conn.execute(f"PRAGMA busy_timeout = {TOUCH_BUSY_MS}")
     try:
-        with db.transaction(conn):
+        with links_kept(conn), db.transaction(conn):  # access counts: which entities are busy stays known
             for table, ids in by_table.items():
                 for part in db.chunked(ids):
                     conn.execute(

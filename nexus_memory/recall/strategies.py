@@ -23,8 +23,8 @@ session's facts left it short.
 A busy entity named in the query (see query_entities.BUSY_ENTITY_SHARE) also tells little apart for
 the semantic strategy: the query is embedded with and without its name and the two vectors averaged.
 
-In a large store the facts' BM25 runs in a worker thread on a read-only handle of its own, beside the
-caller's SQL and the query model (`start_fact_keywords`); the lists are the same either way.
+In a large store the facts' BM25 and the entity list run in a worker thread on a read-only handle of its
+own, beside the caller's SQL and the query model (`start_fact_lists`); the lists are the same either way.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -63,9 +63,9 @@ FIRST_FETCH_SLACK = 16  # fetched past the limit by the first index search, for 
 EMBED_CHARS = 2_000  # the model reads ~256 tokens anyway
 # Facts read per query entity before ranking; bounded so a very busy entity stays cheap.
 ENTITY_SCAN_LIMIT = 500
-# Facts (by rowid) from which the facts' BM25 runs in a thread of its own (`start_fact_keywords`): at 1M it
-# takes the caller's CPU from 16.9 to 10.5 ms a mid recall; on the demo store (273 facts) the hand-off costs
-# more than the 0.4 ms it moves (CPU 1.03x).
+# Facts (by rowid) from which the facts' BM25 and entity list run in a thread of their own (`start_fact_lists`):
+# at 1M the BM25 took the caller's CPU from 16.9 to 10.5 ms a mid recall, the entity list 2.8 ms more; on the
+# demo store (273 facts) the hand-off costs more than the 0.4 ms it moves (CPU 1.03x).
 KEYWORD_BESIDE_MIN_FACTS = 20_000
 
 
@@ -194,6 +194,8 @@ def semantic_search(ctx: QueryContext) -> Ranked:
     assert ctx.vector_index is not None and ctx.query_vector is not None
     found: Ranked = []
     for target_type in ctx.types:
+        if not ctx.vector_index.holds(target_type):
+            continue
         # Cosine <= 0 means unrelated; such "nearest" rows would only add noise to the fusion.
         found += [hit for hit in _semantic_for_type(ctx, target_type) if hit[1] > 0.0]
     found.sort(key=lambda item: -item[1])
@@ -311,18 +313,27 @@ def _post_filter(
     args: list[Any],
     limit: int,
 ) -> Ranked:
-    """Keep the hits whose row in `source` passes `where`, in hit order, up to `limit`."""
+    """Keep the hits whose row in `source` passes `where`, in hit order, up to `limit` (the first `limit` are
+    checked first; the over-fetch behind them only when some of those fail)."""
     if not hits:
         return []
-    keep: set[str] = set()
-    for part in db.chunked([h[0] for h in hits]):
-        sql = f"SELECT {id_column} {source} WHERE {id_column} IN ({db.placeholders(part)}) AND {where}"
-        keep.update(r[0] for r in conn.execute(sql, [*part, *args]))
+
+    def passing(ids: list[str]) -> set[str]:
+        keep: set[str] = set()
+        for part in db.chunked(ids):
+            sql = f"SELECT {id_column} {source} WHERE {id_column} IN ({db.placeholders(part)}) AND {where}"
+            keep.update(r[0] for r in conn.execute(sql, [*part, *args]))
+        return keep
+
+    ids = [h[0] for h in hits]
+    keep = passing(ids[:limit])
+    if sum(i in keep for i in ids[:limit]) < limit:
+        keep |= passing(ids[limit:])
     return [(result_key(target_type, i), s) for i, s in hits if i in keep][:limit]
 
 
 def keyword_search(ctx: QueryContext, facts: Callable[[], Ranked] | None = None) -> list[Ranked]:
-    """FTS5 BM25 over facts (`facts`: waits for that list, started by `start_fact_keywords`); LIKE over
+    """FTS5 BM25 over facts (`facts`: waits for that list, started by `start_fact_lists`); LIKE over
     observations and mental models (no FTS table for them)."""
     lists: list[Ranked] = []
     if "fact" in ctx.types:
@@ -335,7 +346,7 @@ def keyword_search(ctx: QueryContext, facts: Callable[[], Ranked] | None = None)
 
 def _fts_facts(ctx: QueryContext, conn: db.Connection | None = None) -> Ranked:
     """BM25 over the facts, and over their source messages for a word no fact holds
-    (schema/memory_fact_keys.sql); through `conn` when given (`start_fact_keywords`), else ctx's own."""
+    (schema/memory_fact_keys.sql); through `conn` when given (`start_fact_lists`), else ctx's own."""
     conn = ctx.conn if conn is None else conn
     match = _key_match(conn, ctx.prompt.terms)
     if match is None:
@@ -354,33 +365,58 @@ def _fts_facts(ctx: QueryContext, conn: db.Connection | None = None) -> Ranked:
     return [(result_key("fact", r[0]), float(r[1])) for r in rows]
 
 
-def start_fact_keywords(ctx: QueryContext) -> Callable[[], Ranked] | None:
-    """Start the facts' BM25 (`_fts_facts`) in a worker thread on a reading handle of its own
-    (`_reader`), beside the caller's SQL and the query model; the returned function waits for its list.
-    None (run it inline) in a small store (KEYWORD_BESIDE_MIN_FACTS), where another handle could see other
-    rows (the caller's connection is inside a transaction: its own uncommitted writes), or while another
-    recall of this process holds the reader."""
-    if "fact" not in ctx.types or ctx.conn.in_transaction:
-        return None
+@dataclass(frozen=True)
+class FactLists:
+    """Fact lists being made on the reading handle (`start_fact_lists`): each member waits for its list;
+    None where that list is made inline on the caller's connection."""
+
+    keywords: Callable[[], Ranked] | None = None
+    entities: Callable[[], Ranked] | None = None
+
+
+def start_fact_lists(ctx: QueryContext, strategies: Sequence[str]) -> FactLists:
+    """Start the facts' BM25 (`_fts_facts`, when `strategies` has keyword) and the query entities' facts
+    (`_entity_facts`, when it has entity) in a worker thread on a reading handle of its own (`_reader`), one
+    after the other, beside the caller's SQL and the query model.
+
+    Nothing starts (both run inline) in a small store (KEYWORD_BESIDE_MIN_FACTS), where another handle could
+    see other rows (the caller's connection is inside a transaction: its own uncommitted writes), or while
+    another recall of this process holds the reader."""
+    inline = FactLists()
+    entity_ids = _query_entities(ctx) if "entity" in strategies else []
+    jobs: list[tuple[str, Callable[[db.Connection], Ranked]]] = []
+    if "keyword" in strategies:
+        jobs.append(("keywords", lambda conn: _fts_facts(ctx, conn)))
+    if entity_ids:
+        jobs.append(("entities", lambda conn: _entity_facts(ctx, entity_ids, conn)))
+    if not jobs or "fact" not in ctx.types or ctx.conn.in_transaction:
+        return inline
     if (ctx.conn.execute("SELECT max(rowid) FROM facts").fetchone()[0] or 0) < KEYWORD_BESIDE_MIN_FACTS:
-        return None
+        return inline
     reader = _reader(ctx.stores)
     if reader is None or not reader[1].acquire(blocking=False):
-        return None
+        return inline
     handle, lock = reader
+    pending = {name: Future[Ranked]() for name, _ in jobs}
 
-    def run() -> Ranked:
+    def run() -> None:
         try:
-            return _fts_facts(ctx, handle.conn)
+            for name, job in jobs:
+                pending[name].set_running_or_notify_cancel()
+                try:
+                    pending[name].set_result(job(handle.conn))
+                except BaseException as exc:  # the caller sees it when it asks for this list
+                    pending[name].set_exception(exc)
         finally:
             lock.release()
 
     try:
-        pending = _query_pool().submit(run)
+        _query_pool().submit(run)
     except RuntimeError:  # the pool is shutting down (interpreter exit)
         lock.release()
-        return None
-    return pending.result
+        return inline
+    waiting = {name: future.result for name, future in pending.items()}
+    return FactLists(waiting.get("keywords"), waiting.get("entities"))
 
 
 # Stores -> (pid, a read-only Stores on the same files, the lock of whoever uses it): one per Stores and
@@ -451,14 +487,15 @@ def _like_higher_layers(ctx: QueryContext, types: Sequence[str]) -> Ranked:
     return found[: ctx.limit]
 
 
-def entity_search(ctx: QueryContext) -> list[Ranked]:
-    """Facts of the query's entities (and the `entity` filter's), plus matching entity results."""
+def entity_search(ctx: QueryContext, facts: Callable[[], Ranked] | None = None) -> list[Ranked]:
+    """Facts of the query's entities (and the `entity` filter's; `facts`: waits for that list, started by
+    `start_fact_lists`), plus matching entity results."""
     conn, f = ctx.conn, ctx.filters
     named = list(ctx.prompt.entities)
-    query_entities = list(dict.fromkeys([*(f.entity_ids or ()), *named]))[:MAX_QUERY_ENTITIES]
+    query_entities = _query_entities(ctx)
     lists: list[Ranked] = []
     if "fact" in ctx.types and query_entities:
-        lists.append(_entity_facts(ctx, query_entities))
+        lists.append(_entity_facts(ctx, query_entities) if facts is None else facts())
     if "entity" in ctx.types:
         where, args = f.entity_sql()
         marks = db.placeholders(named) or "NULL"
@@ -470,8 +507,15 @@ def entity_search(ctx: QueryContext) -> list[Ranked]:
     return lists
 
 
-def _entity_facts(ctx: QueryContext, entity_ids: Sequence[str]) -> Ranked:
-    """Latest facts per entity via (entity_id, as_of DESC); rank by entities linked, then recency."""
+def _query_entities(ctx: QueryContext) -> list[str]:
+    """The entities whose facts the entity list reads: the `entity` filter's, then those the query names."""
+    return list(dict.fromkeys([*(ctx.filters.entity_ids or ()), *ctx.prompt.entities]))[:MAX_QUERY_ENTITIES]
+
+
+def _entity_facts(ctx: QueryContext, entity_ids: Sequence[str], conn: db.Connection | None = None) -> Ranked:
+    """Latest facts per entity via (entity_id, as_of DESC); rank by entities linked, then recency. Through
+    `conn` when given (`start_fact_lists`), else ctx's own."""
+    conn = ctx.conn if conn is None else conn
     where, args = ctx.filters.fact_sql("f")
     time_sql, time_args = "", []
     # Repeat the time window on fe.as_of so the index range does the work.
@@ -491,11 +535,11 @@ def _entity_facts(ctx: QueryContext, entity_ids: Sequence[str]) -> Ranked:
     # the caller asked for them with the `entity` filter.
     busy = (
         ctx.prompt.busy - set(ctx.filters.entity_ids or ())
-        if terms_besides_names(ctx.conn, ctx.prompt.terms, entity_ids)
+        if terms_besides_names(conn, ctx.prompt.terms, entity_ids)
         else set()
     )
     for entity_id in (e for e in entity_ids if e not in busy):
-        rows = ctx.conn.execute(
+        rows = conn.execute(
             f"""SELECT fe.fact_id, fe.as_of, f.text FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id
                 WHERE fe.entity_id = ?{time_sql} AND {where} ORDER BY fe.as_of DESC LIMIT ?""",
             [entity_id, *time_args, *args, ENTITY_SCAN_LIMIT],

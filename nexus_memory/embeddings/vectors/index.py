@@ -74,6 +74,12 @@ class VectorIndex:
     def _root(self, target_type: str) -> Path:
         return ann_root(self.stores.data_dir, self.model) / target_type
 
+    def holds(self, target_type: str) -> bool:
+        """Whether any vector of this type is stored (under any model): a search of a type with none finds
+        nothing, so recall skips it (a 1M-fact store with no observation yet: two empty searches a query)."""
+        row = self.conn.execute("SELECT 1 FROM embeddings WHERE target_type = ? LIMIT 1", (target_type,))
+        return row.fetchone() is not None
+
     def search(
         self,
         query: np.ndarray,
@@ -155,15 +161,23 @@ class VectorIndex:
 
         The rows are checked in the small (target_type, target_id) index: its pages stay cached where the
         table's 1.5 KB rows, one page read each, do not (~1 ms of `_resolve` at 1M, more when memory is short).
+        The first k are checked first; the slack behind them only when some of those are gone.
         """
-        live: set[tuple[str, int]] = set()
-        for part in db.chunked(list(dict.fromkeys(ids))):
-            rows = self.conn.execute(
-                f"SELECT target_id, rowid FROM embeddings INDEXED BY idx_embeddings_target "
-                f"WHERE target_type = ? AND target_id IN ({db.placeholders(part)})",
-                [target_type, *part],
-            )
-            live.update((r[0], r[1]) for r in rows)
+
+        def live_of(batch: list[str]) -> set[tuple[str, int]]:
+            live: set[tuple[str, int]] = set()
+            for part in db.chunked(list(dict.fromkeys(batch))):
+                rows = self.conn.execute(
+                    f"SELECT target_id, rowid FROM embeddings INDEXED BY idx_embeddings_target "
+                    f"WHERE target_type = ? AND target_id IN ({db.placeholders(part)})",
+                    [target_type, *part],
+                )
+                live.update((r[0], r[1]) for r in rows)
+            return live
+
+        live = live_of(ids[:k])
+        if sum(pair in live for pair in zip(ids[:k], rowids[:k].tolist(), strict=True)) < k:
+            live |= live_of(ids[k:])
         out: list[tuple[str, float]] = []
         for position, (target_id, rowid, score) in enumerate(zip(ids, rowids.tolist(), scores.tolist(), strict=True)):
             if (target_id, rowid) in live:
