@@ -701,6 +701,8 @@ def test_a_questions_inverted_auxiliary_agrees_with_the_name_and_its_verb_stays_
     assert resolve_pronouns("What did you think of it?", "Ann", "Bo")[0] == "What did Bo think of it?"
     assert resolve_pronouns("I am lucky to have you.", "Ann", "Bo")[0] == "Ann is lucky to have Bo."
     assert resolve_pronouns("What are your plans?", "Ann", "Bo")[0] == "What are Bo's plans?"
+    # A name that ends in a period (an initial) agrees too: "Are you free" -> "Is Ben S. free", not "Are Ben S.".
+    assert resolve_pronouns("Are you free for lunch?", "Ann", "Ben S.")[0] == "Is Ben S. free for lunch?"
 
 
 # --- questions without their question mark ---------------------------------------------------------

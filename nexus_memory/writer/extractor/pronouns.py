@@ -200,7 +200,7 @@ def _inverted_aux_re(named: str) -> re.Pattern[str]:
         + "|".join(_SINGULAR_AUX)
         + r")(\s+(?:"
         + named
-        + r")\b)(?!['\u2019]s\b)",
+        + r")(?!\w))(?!['\u2019]s\b)",  # (?!\w), not \b: a name may end in a period ("Ben S.")
         re.IGNORECASE,
     )
 
