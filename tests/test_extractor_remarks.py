@@ -147,7 +147,7 @@ def test_polar_readers() -> None:
             "John said love and acceptance really can be found everywhere.",
         ),
         ("Wish and hope are different things.", "John said wish and hope are different things."),
-        ("Love is what keeps us going.", "John said Love is what keeps us going."),
+        ("Love is what keeps us going.", "John said love is what keeps us going."),
         # a dropped "I" is still put back where a verb follows "and", or nothing is joined
         ("Went and bought a new bike.", "John went and bought a new bike."),
         ("Love painting with my kids.", "John loves painting with John's kids."),
@@ -179,7 +179,7 @@ def test_a_question_without_its_mark_is_no_fact(content: str) -> None:
     ("content", "fact"),
     [
         ("Any time is fine for me.", "Any time is fine for John."),
-        ("Anything is possible with hard work.", "John said Anything is possible with hard work."),
+        ("Anything is possible with hard work.", "John said anything is possible with hard work."),
         ("Ever since I moved here I've been happier.", "Ever since John moved here John has been happier."),
         ("You got a new job last week.", "Tim got a new job last week (the week of 1 May 2023)."),
     ],

@@ -333,4 +333,5 @@ def test_bench_facts_with_locomo_meets_its_targets() -> None:
     report = bench_facts.run(LOCOMO)
     assert report["labelled"]["precision"] >= 0.85
     assert report["labelled"]["recall"] >= 0.90
-    assert report["labelled"]["by_source"]["locomo"]["messages"] == 86  # 70 drawn at random, 16 by cue (seed 13)
+    # 70 drawn at random, 16 by remark cue (seed 13), 16 by generic-you, guess or dropped-subject cue (seed 14)
+    assert report["labelled"]["by_source"]["locomo"]["messages"] == 102

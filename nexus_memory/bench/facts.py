@@ -4,7 +4,9 @@ The labelled set (`nexus_memory/sample_data/fact_labels.jsonl`, one message a li
 the sample stream (`sample_data/events.jsonl`, what `make demo` ingests), 70 LoCoMo dev turns drawn at
 random (seed 22, 14 per conversation; the text stays in the LoCoMo file, the label names the turn), and 16 more
 drawn at random (seed 13) from two kinds of turn: 8 replies that open with a yes or a no to a yes/no question,
-8 with a wish, offer or reaction cue ("good luck", "let me know", "must have been", "let's" ...). Each
+8 with a wish, offer or reaction cue ("good luck", "let me know", "must have been", "let's" ...), and 16 more
+drawn at random (seed 14) from the turns with a generic-"you", guess or dropped-subject cue ("when you", "you
+have to", "sounds like", "must have been", a sentence opening "Been", "Never", "Super" or "Really"). Each
 message lists the facts a careful reader would keep from it (`expected`) and the marginal ones (`acceptable`:
 keeping one is no error, dropping one no miss); a message with neither has nothing worth keeping. A label is
 a list of terms, the content words the fact must carry; `a|b` means either.

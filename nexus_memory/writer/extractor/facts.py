@@ -16,6 +16,7 @@ from nexus_memory.writer.extractor.introductions import INTRO_RE, find_introduct
 from nexus_memory.writer.extractor.kinds import classify_kind
 from nexus_memory.writer.extractor.names import NameBook
 from nexus_memory.writer.extractor.pronouns import resolve_pronouns
+from nexus_memory.writer.extractor.remarks import remark_class
 from nexus_memory.writer.extractor.results import (
     CausalPair,
     ContactStatement,
@@ -326,7 +327,11 @@ def _split_statement(sentence: str, speaker: str) -> _Split:
         if cause_first:
             return _Split([_Statement(cause, speaker), _Statement(effect, speaker)], [(0, 1, strength)], link_strength)
         return _Split([_Statement(effect, speaker), _Statement(cause, speaker)], [(1, 0, strength)], link_strength)
-    return _Split([_Statement(clause, speaker) for clause in split_compound(sentence)], [], link_strength)
+    clauses = split_compound(sentence)
+    if len(clauses) > 1:
+        # A reaction beside news is no fact of its own: "It was tough, but I'm doing ok" keeps the second clause.
+        clauses = [clause for clause in clauses if remark_class(clause) != "reaction"]
+    return _Split([_Statement(clause, speaker) for clause in clauses], [], link_strength)
 
 
 def build_fact(

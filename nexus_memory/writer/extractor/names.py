@@ -14,22 +14,33 @@ _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?:\n]\W*)\s*$")
 
 
+# Articles and demonstratives, after which a lower-case word is a noun ("the bill", "a rose"): no sign that the
+# same word opening a sentence is not a name. After a possessive it is a thing someone has ("my fingers").
+_NOUN_BEFORE = frozenset({"a", "an", "the", "this", "that", "these", "those", "some", "any", "every", "each", "no"})
+
+
 @functools.lru_cache(maxsize=8192)  # a thread's context is read again for each of its episodes
-def _words(content: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The words a text writes in lower case, and those it capitalises inside a sentence."""
+def _words(content: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The words a text writes in lower case, those it capitalises inside a sentence, and those it writes in
+    lower case other than right after a determiner."""
     lower: set[str] = set()
     inner: set[str] = set()
+    bare: set[str] = set()
     after_word = 0
+    previous = ""
     for match in _WORD_RE.finditer(content):
         word = match.group(0)
         if word.islower():
             lower.add(word)
+            if previous.lower() not in _NOUN_BEFORE:
+                bare.add(word)
         # Only the text since the last word can end a sentence (a word holds no stop and ends a run of
         # \W), so that is all that is searched: searching the whole text before each word was quadratic.
         elif word[:1].isupper() and not _SENTENCE_START_RE.search(content, after_word, match.start()):
             inner.add(word)
         after_word = match.end()
-    return frozenset(lower), frozenset(inner)
+        previous = word
+    return frozenset(lower), frozenset(inner), frozenset(bare)
 
 
 class NameBook:
@@ -44,6 +55,9 @@ class NameBook:
         self.nicknames: set[str] = set()  # what starts a first word, 3+ letters, not all of it ("Mel" of "Melanie")
         self.lower_words: set[str] = set()  # words the batch writes in lower case somewhere ("launch")
         self.inner_capitals: set[str] = set()  # words the batch capitalises inside a sentence ("Kestrel")
+        # Lower-case words not right after a determiner ("launch slipped", not "the bill"): a common word used
+        # as one, so the same word opening a sentence is no name ("Launch slipped" vs "Bill paid the bill").
+        self.bare_lower_words: set[str] = set()
         for name in given.values():
             self.add_known(name)
 
@@ -66,9 +80,10 @@ class NameBook:
         if name and event.sender_id not in self.display and not names_another_handle(name, event.sender_id):
             self.display[event.sender_id] = name
         self.add_known(self.name_of(event.sender_id))
-        lower, inner = _words(event.content or "")
+        lower, inner, bare = _words(event.content or "")
         self.lower_words |= lower
         self.inner_capitals |= inner
+        self.bare_lower_words |= bare
 
     def full_name(self, word: str) -> str:
         """The one known name a first name stands for ("Sam" -> "Sam Rivera"), else the word itself."""

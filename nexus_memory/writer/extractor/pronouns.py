@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 
@@ -31,7 +32,19 @@ PRONOUN_RE = re.compile(
 )
 # Generic or formulaic "you" that is not the addressee ("thank you", "you know", "see you").
 CUE_WINDOW = 40  # characters around a pronoun that hold the longest cue of the patterns below
-GENERIC_YOU_BEFORE = re.compile(r"\b(?:thank|see|if|when|miss|bless|love|whenever|unless|mind)\s*$", re.IGNORECASE)
+GENERIC_YOU_BEFORE = re.compile(r"\b(?:thank|see|miss|bless|love|mind)\s*$", re.IGNORECASE)
+# A condition put to anyone ("It's hard to run a business when you don't have faith in yourself"): its "you" is
+# generic unless the statement speaks to the listener outside it ("Jon looks so happy when you dance").
+CONDITION_YOU_RE = re.compile(r"\b(?:if|when|whenever|unless)\s+you\b", re.IGNORECASE)
+# A statement that is about anyone from its start: it opens with a condition ("When you work hard, you get
+# results") or says what no one can know ("You never know the difference a kind word makes").
+GENERIC_STATEMENT_RE = re.compile(
+    r"^\W*(?:(?:and|but|so|because|plus)\s+)?(?:if|when|whenever|unless)\s+you\b|\byou\s+never\s+know\b",
+    re.IGNORECASE,
+)
+# What anyone has to do, said as advice ("You have to keep pushing for your goals"): kept as said, like an
+# imperative. "You must be so excited" is a guess at the listener, and is resolved.
+_OBLIGATION_OPENERS = (("you", "have", "to"), ("you've", "got", "to"), ("you", "gotta"), ("you", "got", "to"))
 GENERIC_YOU_AFTER = re.compile(
     r"^\s*(?:know\b(?!\s+(?:that|how|what|about|i|my))|guys\b|all\b|both\b|two\b|"
     r"never know\b|too\b|later\b|soon\b)",
@@ -75,6 +88,9 @@ def _imperative_clause(text: str, at: int) -> bool:
     ]
     while words and words[0] in _IMPERATIVE_OPENERS:
         words = words[1:]
+    opener = next((o for o in _OBLIGATION_OPENERS if tuple(words[: len(o)]) == o), ())
+    if opener and len(words) > len(opener) and words[len(opener)] in _IMPERATIVE_VERBS:
+        return not FIRST_PERSON & set(words)
     return (
         len(words) > 1
         and not FIRST_PERSON & set(words)
@@ -98,20 +114,46 @@ def _generic_you(match: re.Match[str]) -> bool:
     return bool(formulaic or GENERIC_YOU_AFTER.match(after))
 
 
-def _advice(text: str, peer: str | None) -> set[int]:
+def _advice(text: str, peer: str | None, conditions: set[int]) -> set[int]:
     """Where the second-person words of imperative clauses start, kept as said; none when any other I/you word
     of the text is resolved, so that a text never names the listener in one clause and says "your" in the next
-    ("You've come a long way - keep inspiring people with your courage" is resolved whole)."""
+    ("You've come a long way - keep inspiring people with your courage" is resolved whole). `conditions`: the
+    second-person words of generic conditions (`_conditions`), kept already."""
     kept: set[int] = set()
     for match in PRONOUN_RE.finditer(text):
         if match.group("pro").lower() in _FIRST:
             return set()
-        if peer is None or _generic_you(match):
+        if peer is None or _generic_you(match) or match.start() in conditions:
             continue
         if not _imperative_clause(text, match.start()):
             return set()
         kept.add(match.start())
     return kept
+
+
+def _conditions(text: str) -> set[int]:
+    """Where the second-person words of conditions spoken to no one in particular start.
+
+    A statement that opens with a condition or says "you never know" is about anyone: every "you" in it stays.
+    Otherwise a condition's own clause ("when you don't have faith in yourself") stays, unless a second-person
+    word outside every condition (not a formula: "thank you") shows the statement speaks to the listener, who is
+    then the "you" of the condition too ("I can share the recipe with you if you'd like")."""
+    seconds = [m for m in PRONOUN_RE.finditer(text) if m.group("pro").lower() not in _FIRST]
+    if not seconds:
+        return set()
+    if GENERIC_STATEMENT_RE.search(text):
+        return {m.start() for m in seconds}
+    starts: list[int] = []  # the conditions' spans, in order: a pronoun is looked up, not tried against each
+    ends: list[int] = []
+    for cue in CONDITION_YOU_RE.finditer(text):
+        end = _CLAUSE_BREAK_RE.search(text, cue.end())
+        starts.append(cue.start())
+        ends.append(max(end.start() if end else len(text), ends[-1] if ends else 0))
+    inside = {
+        m.start() for m in seconds if (i := bisect.bisect_right(starts, m.start()) - 1) >= 0 and m.start() < ends[i]
+    }
+    addressed = any(m.start() not in inside and not _generic_you(m) for m in seconds)
+    return set() if addressed else inside
 
 
 # An auxiliary before I/you: a question's inverted order, whose verb stays bare ("did you think" -> "did Bo think").
@@ -144,7 +186,8 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
     """
     used_first = False
     subject_seen: set[str] = set()
-    advice = _advice(text, peer)
+    conditions = _conditions(text)
+    advice = _advice(text, peer, conditions) | conditions
 
     def replace(match: re.Match[str]) -> str:
         nonlocal used_first
@@ -177,7 +220,10 @@ def resolve_pronouns(text: str, speaker: str, peer: str | None) -> tuple[str, bo
             and nxt
             and not _AUX_BEFORE.search(match.string[max(0, match.start() - CUE_WINDOW) : match.start()])
         ):
-            nxt = _agree(nxt.replace("\u2019", "'"), open_class=low == "i")
+            # A "you" after "if"/"when" is a subject, so any verb agrees ("when you post" -> "when Nate posts").
+            before = match.string[max(0, match.start() - CUE_WINDOW) : match.start()]
+            subject = low == "i" or re.search(r"\b(?:if|when|whenever|unless)\s+$", before, re.IGNORECASE) is not None
+            nxt = _agree(nxt.replace("\u2019", "'"), open_class=subject)
         return word + gap + nxt
 
     resolved = PRONOUN_RE.sub(replace, text)

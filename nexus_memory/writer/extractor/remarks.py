@@ -98,6 +98,16 @@ GUESS_RE = re.compile(
     r"^(?:it\s+)?(?:sounds|seems|looks)\s+like\s+(?:you|your|it|that|they|those|this)\b",
     re.IGNORECASE,
 )
+# The same guess or remark on anything the other said or showed, when the speaker says nothing of their own:
+# "That sounds like the perfect job for you", "Sounds like a blast from the past", "Winning must have been so
+# thrilling", "It looks like something from a storybook". With "I"/"my" it may carry news ("It looks like I'll
+# be moving"), and a name, date or number after the first word (`remark_class`) makes it news too. "It seems
+# like nature has a way of calming us down" states a view of the speaker's, and stays.
+OPEN_GUESS_RE = re.compile(
+    r"^(?:(?:it|that|this)(?:\s+all)?\s+)?(?:sounds|looks)\s+like\b|^(?:\w+\s+){0,4}must(?:'ve| have)\s+been\b|"
+    r"^(?:\w+\s+){0,2}must\s+be\s+(?:(?:so|such|really|very|pretty|quite|super)\s+)*(?:an?\s+)?(?P<judgement>\w+)",
+    re.IGNORECASE,
+)
 
 
 def remark_class(sentence: str) -> str | None:
@@ -129,6 +139,9 @@ def _reaction(text: str) -> bool:
         return True  # "I know you must have been buzzing": the "I" only frames the guess
     if (FIRST_PERSON - _OBJECT_PRONOUNS) & set(words):
         return False  # "It was my first marathon"; but "It really inspired me" is still only a reaction
+    guess = OPEN_GUESS_RE.match(text)
+    if guess and (guess.group("judgement") is None or guess.group("judgement").lower() in EVALUATIVE_WORDS):
+        return True  # "Must be so cool to practice there"; "It must be closed" guesses at a fact
     framed = FRAMED_JUDGEMENT_RE.match(text)
     if framed and framed.group("judgement").lower() in EVALUATIVE_WORDS and SECOND_PERSON & set(words):
         return True  # of the other's news; "It's amazing how basketball brings people together" is a view

@@ -13,6 +13,7 @@ from nexus_memory.writer.extractor.remarks import remark_class
 from nexus_memory.writer.extractor.text import capitalise, finish, finite_verb
 from nexus_memory.writer.extractor.words import (
     ABBREVIATIONS,
+    ADVERBS,
     ANY_WORDS,
     AUX_VERBS,
     CHATTER,
@@ -87,6 +88,14 @@ REMARK_RE = re.compile(r"^(?:that|that's|this|this is|these|what an?|how|such an
 COURTESY_LEAD_RE = re.compile(
     r"^(?:(?:thanks|thank you|thx)(?: so much| a lot| again)?(?: for [^,.!?;\u2013\u2014-]*)?|way to go)"
     r"\s*[,!.:;\u2013\u2014-]+\s*",
+    re.IGNORECASE,
+)
+# A reminder that frames what the speaker holds true: "Just remember that sometimes stumbling blocks can be
+# opened doors", "Take comfort in knowing you've got a solid community". What follows is kept as said, when it
+# is a clause (`_reminded`); "Don't forget to take breaks" is advice, and "Remember that epic block" names a thing.
+REMINDER_RE = re.compile(
+    r"^(?:(?:just|and|but|so|always)\s+)?(?:remember|keep in mind|bear in mind|don't forget|never forget|"
+    r"take comfort in knowing)\s+(?P<that>that\s+)?",
     re.IGNORECASE,
 )
 # Thanks, appreciation and apologies to the one spoken to: courtesy, not facts ("Thanks for the help",
@@ -283,6 +292,7 @@ def _strip_openers(text: str, names: NameBook | None) -> tuple[str, str | None]:
         lead = COURTESY_LEAD_RE.match(text)
         if lead and is_clause(capitalise(text[lead.end() :])):
             text = capitalise(text[lead.end() :])
+        text = _reminded(text)
         vocative = re.match(r"^(?:([A-Za-z]+)\s+)?([A-Z][a-z]+)\s*[,!]+\s*", text)
         # A known name, or any name after a word like "thanks" ("Thanks Dana, I'll ...").
         filler = vocative is not None and vocative.group(1) is not None and vocative.group(1).lower() in FILLER_WORDS
@@ -603,6 +613,11 @@ def is_compliment(words: list[str]) -> bool:
     return not rest
 
 
+_INTENSIFIERS = frozenset({"so", "really", "very", "super"})
+# What follows a dropped "It's been" rather than "I've been": a stretch of time ("Been ages", "Been a while").
+_SPAN_OPENERS = frozenset({"a", "an", "ages", "forever", "quite", "such"})
+
+
 def supply_subject(sentence: str) -> str:
     """Put back a dropped first-person subject.
 
@@ -615,12 +630,24 @@ def supply_subject(sentence: str) -> str:
     second = words[1].lower() if len(words) > 1 else ""
     if first == "been" and second.endswith("ing"):  # "Been reading that book" -> "I've been reading ..."
         return f"I've {sentence[:1].lower()}{sentence[1:]}"
+    # The speaker as an object ("Really made me proud", "Been hectic for me") says the dropped subject is "it".
+    me = bool({w.lower() for w in words} & {"me", "myself"})
+    if first == "been":  # "Been a busy week since we talked": a stretch of time; "Been busy lately": the speaker
+        subject = "It's" if me or second in _SPAN_OPENERS else "I've"
+        return f"{subject} {sentence[:1].lower()}{sentence[1:]}"
+    if first == "never" and (second == "been" or second in SUBJECT_DROP_VERBS or second in IRREGULAR_PAST):
+        # "Never been on a sports team" -> "I have never been ..."; "Never had a chance" -> "I never had ..."
+        return f"{'I have' if second == 'been' else 'I'} {sentence[:1].lower()}{sentence[1:]}"
+    gerund_after = second.endswith("ing") and len(second) > 5 and not has_verb(sentence.split(maxsplit=2)[-1])
+    if first in _INTENSIFIERS and not me and (second in SUBJECT_DROP_VERBS or gerund_after):
+        # "Really appreciate the support", "Really looking forward to it"; not "Really having a space is key"
+        return f"{'I am' if gerund_after else 'I'} {sentence[:1].lower()}{sentence[1:]}"
     if _noun_subject(words):  # "Love and acceptance should be everyone's right": "love" is its subject
         return sentence
     just_did = first == "just" and second in SUBJECT_DROP_VERBS  # "Just got new shoes"
     if first in SUBJECT_DROP_VERBS and (just_did or not (first == "just" and second in STOPWORDS)):
         return f"I {sentence[:1].lower()}{sentence[1:]}"
-    if first in SUBJECT_DROP_ADJECTIVES or (first in ("so", "really", "very") and second in SUBJECT_DROP_ADJECTIVES):
+    if first in SUBJECT_DROP_ADJECTIVES or (first in _INTENSIFIERS and second in SUBJECT_DROP_ADJECTIVES):
         return f"I'm {sentence[:1].lower()}{sentence[1:]}"
     gerund = first.endswith("ing") and len(first) > 5 and first not in FILLER_WORDS | PRAISE_WORDS
     if gerund and not has_verb(sentence[len(first) :]):
@@ -678,6 +705,25 @@ def has_verb(clause: str) -> bool:
         if word.endswith("s") and word[:-1] in PRESENT_VERBS:
             return True
     return False
+
+
+def _reminded(text: str) -> str:
+    """What a reminder frames, when it is a clause ("Remember that staying positive is very important" ->
+    "Staying positive is very important"); else the text. After "that" a gerund may be the subject and an
+    adverb may come first ("that sometimes stumbling blocks can be ...")."""
+    frame = REMINDER_RE.match(text.replace("\u2019", "'"))
+    if not frame:
+        return text
+    rest = text[frame.end() :]
+    words = WORD_RE.findall(rest)
+    probe = rest
+    while words and words[0].lower() in ADVERBS:
+        probe = probe[probe.index(words[0]) + len(words[0]) :].lstrip(" ,")
+        words = words[1:]
+    gerund_subject = bool(
+        frame.group("that") and words and words[0].lower().endswith("ing") and has_verb(probe[len(words[0]) :])
+    )
+    return capitalise(rest) if is_clause(probe) or gerund_subject else text
 
 
 def starts_with_subject(clause: str) -> bool:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from nexus_memory.core.calendar_words import MONTHS, WEEKDAYS
 from nexus_memory.writer.extractor.words import (
     ADVERBS,
+    FILLER_WORDS,
     IMPERATIVE_VERBS,
     IRREGULAR_PAST,
     PLACES,
@@ -33,9 +34,11 @@ def capitalise(text: str) -> str:
 def lower_first(text: str, names: NameBook | None = None) -> str:
     """Lower-case the first word unless it looks like a name: 'I', an acronym or a word with a capital
     inside ('DynamoDB'), a month or weekday, a known name or place, a word the batch capitalises inside a
-    sentence or the same text capitalises again later; or, when the batch never writes it in lower case, the
-    first of several capitalised words ('Steep Ravine') or a word right before its verb ('Priya fixed it').
-    Sentence-initial capitals are otherwise only orthography ('Launch slipped' -> 'launch slipped')."""
+    sentence or the same text capitalises again later; or, when the batch writes it in lower case only after an
+    article ('the bill') or never, and it has no common word's form (a verb, an adverb, a gerund), the first of
+    several capitalised words ('Steep Ravine') or a word right before its verb ('Priya fixed it', 'Bill paid the
+    bill'). Sentence-initial capitals are otherwise only orthography ('Launch slipped' -> 'launch slipped' where
+    the batch says 'we launch')."""
     words = WORD_RE.findall(text)
     if not words:
         return text
@@ -52,10 +55,15 @@ def lower_first(text: str, names: NameBook | None = None) -> str:
         or (names is not None and (names.is_known(first) or first in names.inner_capitals))
         or contains_word(text[len(first) :], first)
     )
-    if not keep and first.lower() not in STOPWORDS and not (names is not None and first.lower() in names.lower_words):
-        # A word the batch never writes in lower case, right before its verb or another capital, is a name
-        # (unless it is a verb itself: "Count Sam in").
-        keep = first.lower() not in IMPERATIVE_VERBS and (nxt[:1].isupper() or finite_verb(nxt.lower()))
+    low = first.lower()
+    if not keep and low not in STOPWORDS and not (names is not None and low in names.bare_lower_words):
+        # A word the batch writes in lower case only as a noun ("the bill"), or never, right before its verb or
+        # another capital, is a name ("Bill paid the bill"), unless its form says it is a common word: a verb
+        # ("Count Sam in", "Love is all you need"), an adverb or filler ("Never had", "Super stoked") or a
+        # gerund ("Winning was awesome").
+        common = IMPERATIVE_VERBS | PRESENT_VERBS | ADVERBS | FILLER_WORDS
+        gerund = low.endswith("ing") and len(low) > 5
+        keep = low not in common and not gerund and (nxt[:1].isupper() or finite_verb(nxt.lower()))
     return text if keep else text[:1].lower() + text[1:]
 
 
