@@ -8,11 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
 from nexus_memory.embeddings.step import nightly_index_upkeep, rebuild_index
+from nexus_memory.embeddings.vectors import held
 from nexus_memory.embeddings.vectors.index import VectorIndex
 from nexus_memory.embeddings.vectors.ivf import DEAD, current_generation, generation_sizes, loaded_index, prune_ivf
-from nexus_memory.embeddings.vectors.vec0 import Filter, IndexModelMismatch
+from nexus_memory.embeddings.vectors.vec0 import Filter, IndexModelMismatch, knn
+from nexus_memory.recall.results import RecallResult, touch_results
 
 MODEL, DIM = "test-model", 384
 PLATFORMS = ["gmail", "imessage", "discord"]
@@ -280,3 +283,80 @@ def test_a_forget_drops_rows_keeps_the_centroids_and_the_night_retrains(filled: 
     assert retrained is not None and generation_sizes(retrained).pruned == 0
     assert nightly_index_upkeep(stores) == {"fact": "none"}
     assert ann.search(q, 1)[0][0] == reborn
+
+
+def _vec0(stores: Stores, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+    return knn(stores.conn, query, k, "fact", Filter())
+
+
+def test_held_vectors_answer_as_vec0_does_to_the_bit(filled: tuple[Stores, np.ndarray]) -> None:
+    stores, vectors = filled
+    # Copies of stored vectors tie with them: vec0's order for equal distances must be kept too (3 chunks).
+    _add(stores, VectorIndex(stores, MODEL, DIM), np.vstack([vectors[5:8], vectors[2_500:2_503]]), start=3_000)
+    rows = held.held(stores.conn, MODEL, "fact")
+    assert rows is not None and len(rows.ids) == 3_006 and len(set(rows.chunk.tolist())) == 3
+    rng = np.random.default_rng(7)
+    queries = [*vectors[[5, 6, 2_500]], *rng.standard_normal((20, DIM)).astype(np.float32), *vectors[100:110]]
+    tied = 0
+    for query in queries:
+        for k in (1, 10, 116, 4_000):
+            expected = _vec0(stores, query, k)
+            assert held.search(rows, query, k) == expected
+            tied += len({score for _, score in expected}) < len(expected)
+    assert tied  # the ties were there to order
+    search = VectorIndex(stores, MODEL, DIM)
+    assert search.exact(queries[0], 50) == _vec0(stores, queries[0], 50)
+    np.testing.assert_array_equal(search.vectors("fact", ["f03000"])["f03000"], vectors[5])
+    # A zero vector has no cosine: vec0 is asked.
+    assert held.search(rows, np.zeros(DIM, dtype=np.float32), 5) is None
+
+
+def test_held_vectors_follow_every_change_but_recalls_own_access_counts(
+    filled: tuple[Stores, np.ndarray], settings: Settings
+) -> None:
+    stores, vectors = filled
+    search = VectorIndex(stores, MODEL, DIM)
+    query = vectors[42]
+    search.exact(query, 10)  # a process that searches once reads nothing
+    assert held.held(stores.conn, MODEL, "fact", load=False) is None
+    search.exact(query, 10)
+    before = held.held(stores.conn, MODEL, "fact", load=False)
+    assert before is not None
+    touch_results(stores, [RecallResult("f00042", "fact", "x", 1.0, 0, [], [], {}, None, None, None)])
+    assert held.held(stores.conn, MODEL, "fact", load=False) is before  # an access count changes no vector
+
+    def held_search(k: int) -> list[tuple[str, float]]:
+        """The search as answered from what is held again after a change (the second search reads it)."""
+        assert held.held(stores.conn, MODEL, "fact", load=False) is None
+        assert search.exact(query, k) == _vec0(stores, query, k)
+        assert held.held(stores.conn, MODEL, "fact", load=False) is None
+        found = search.exact(query, k)
+        assert held.held(stores.conn, MODEL, "fact", load=False) is not None
+        assert found == _vec0(stores, query, k)
+        return found
+
+    _add(stores, search, vectors[42:43] * -1 + vectors[43:44], start=5_000)  # a write of this connection
+    assert "f05000" in dict(held_search(3_001))
+    _delete(stores, ["f00042"])
+    assert "f00042" not in dict(held_search(5))
+    with Stores(settings) as other:  # another connection's commit
+        _add(other, VectorIndex(other, MODEL, DIM), vectors[42:43], start=6_000)
+    assert held_search(2)[0][0] == "f06000"
+
+
+def test_what_is_held_stays_within_its_limits(
+    filled: tuple[Stores, np.ndarray], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stores, vectors = filled
+    monkeypatch.setattr(held, "HELD_TOTAL_ROWS", 5_000)
+    assert held.held(stores.conn, MODEL, "fact") is not None
+    with Stores(settings) as other:  # a second connection's 3,000 rows make room by dropping the first's
+        assert held.held(other.conn, MODEL, "fact") is not None
+        assert held.held(stores.conn, MODEL, "fact", load=False) is None
+        monkeypatch.setattr(held, "HELD_TOTAL_ROWS", 2_000)
+        assert held.held(stores.conn, MODEL, "fact") is None  # more than the process may hold at all
+    monkeypatch.setattr(held, "HELD_TOTAL_ROWS", 10_000)
+    monkeypatch.setattr(held, "HELD_MAX_ROWS", 2_999)
+    with Stores(settings) as third:
+        assert held.held(third.conn, MODEL, "fact") is None  # more rows of one type than it holds
+        assert VectorIndex(third, MODEL, DIM).exact(vectors[3], 20) == _vec0(third, vectors[3], 20)

@@ -13,6 +13,7 @@ from typing import Any
 from nexus_memory.core import db
 from nexus_memory.core.stores import Stores
 from nexus_memory.core.tokens import estimate_tokens
+from nexus_memory.embeddings.vectors import held
 from nexus_memory.recall.fusion import Ranked, result_key, split_key
 from nexus_memory.recall.query_entities import links_kept
 
@@ -286,7 +287,8 @@ def touch_results(stores: Stores, results: Sequence[RecallResult]) -> None:
         return
     conn.execute(f"PRAGMA busy_timeout = {TOUCH_BUSY_MS}")
     try:
-        with links_kept(conn), db.transaction(conn):  # access counts: which entities are busy stays known
+        # Access counts: which entities are busy stays known, and the vectors held stay held.
+        with links_kept(conn), held.kept(conn), db.transaction(conn):
             for table, ids in by_table.items():
                 for part in db.chunked(ids):
                     conn.execute(

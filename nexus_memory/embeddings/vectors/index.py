@@ -1,5 +1,6 @@
 """One embedding model's vectors: written to the canonical `embeddings` table and the vec0 index,
-searched through the IVF index when large (ivf.py) and vec0 when small (vec0.py), kept fit by `maintain`.
+searched through the IVF index when large (ivf.py) and vec0 when small (vec0.py; unfiltered, its vectors held in
+memory: held.py), kept fit by `maintain`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 from nexus_memory.core import db
 from nexus_memory.core.ids import stable_id
 from nexus_memory.core.stores import Stores
+from nexus_memory.embeddings.vectors import held
 from nexus_memory.embeddings.vectors.ivf import (
     RESOLVE_SLACK,
     IvfIndex,
@@ -196,8 +198,15 @@ class VectorIndex:
     def exact(
         self, query: np.ndarray, k: int, *, target_type: str = "fact", flt: Filter | None = None
     ) -> list[tuple[str, float]]:
-        """Exact KNN through sqlite-vec, with the filters inside the KNN."""
-        return knn(self.conn, query, k, target_type, flt or Filter())
+        """Exact KNN through sqlite-vec, with the filters inside the KNN; unfiltered over a small type, the
+        same answer from its vectors held in memory (held.py)."""
+        flt = flt or Filter()
+        if not flt.active:
+            rows = held.for_search(self.conn, self.model, target_type)
+            found = None if rows is None else held.search(rows, query, k)
+            if found is not None:
+                return found
+        return knn(self.conn, query, k, target_type, flt)
 
     def _resolve(self, rowids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Map embeddings rowids to target ids; rows deleted since indexing drop out."""
@@ -215,11 +224,15 @@ class VectorIndex:
     def vectors(self, target_type: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Canonical float32 vectors of these targets under this model (missing ids are absent).
 
-        Those this instance's searches found come from the IVF files (exact copies); the rest from SQL."""
+        Those this instance's searches found come from the IVF files, or a small type's from its vectors held
+        in memory (exact copies); the rest from SQL."""
         out: dict[str, np.ndarray] = {}
         missing = []
+        rows = held.held(self.conn, self.model, target_type, load=False)
         for target_id in dict.fromkeys(ids):
             vector = self._found.get((target_type, target_id))
+            if vector is None and rows is not None and (position := rows.position.get(target_id)) is not None:
+                vector = rows.vectors[position]
             if vector is None:
                 missing.append(target_id)
             else:
