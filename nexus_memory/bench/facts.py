@@ -6,7 +6,8 @@ random (seed 22, 14 per conversation; the text stays in the LoCoMo file, the lab
 drawn at random (seed 13) from two kinds of turn: 8 replies that open with a yes or a no to a yes/no question,
 8 with a wish, offer or reaction cue ("good luck", "let me know", "must have been", "let's" ...), and 16 more
 drawn at random (seed 14) from the turns with a generic-"you", guess or dropped-subject cue ("when you", "you
-have to", "sounds like", "must have been", a sentence opening "Been", "Never", "Super" or "Really"). Each
+have to", "sounds like", "must have been", a sentence opening "Been", "Never", "Super" or "Really"), and 16
+more drawn at random (seed 15) from the turns not labelled yet with a he/she/him/her/his/hers. Each
 message lists the facts a careful reader would keep from it (`expected`) and the marginal ones (`acceptable`:
 keeping one is no error, dropping one no miss); a message with neither has nothing worth keeping. A label is
 a list of terms, the content words the fact must carry; `a|b` means either.
@@ -120,10 +121,11 @@ _NOT_PEOPLE = word_set(
     September October November December Assistant"""
 )
 _FUNCTION_WORDS = word_set("at in on to for from with by of the a an and or but near")
-# Words for people that a pronoun can point back to without a name.
+# Words for people that a pronoun can point back to without a name ("a photo of a woman with her hands on her hips").
 _KIN = re.compile(
     r"\b(?:mom|mum|mother|dad|father|sister|brother|wife|husband|daughter|son|grandma|grandpa|aunt|uncle|"
-    r"cousin|friend|girlfriend|boyfriend|partner|boss|landlord|colleague|kid|kids|niece|nephew|instructor|coach)\b",
+    r"cousin|friend|girlfriend|boyfriend|partner|boss|landlord|colleague|kid|kids|niece|nephew|instructor|coach|"
+    r"girl|boy|woman|man|lady|guy|child|baby|person|player|bride|groom)\b",
     re.IGNORECASE,
 )
 

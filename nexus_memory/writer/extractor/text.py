@@ -47,6 +47,8 @@ def lower_first(text: str, names: NameBook | None = None) -> str:
     nxt = after[0] if after else ""
     if first == "I" or first.startswith("I'"):
         return text
+    if names is not None and names.is_known(first) and finite_verb(nxt.lower()):
+        return text  # a known person whose name is also a function word, before its verb ("Will is coming")
     keep = first.lower() not in STOPWORDS and (
         (len(first) > 1 and any(c.isupper() for c in first[1:]))
         or first in PLACES
