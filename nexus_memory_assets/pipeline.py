@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
+import yaml
 
-from nexus_memory.core.config import Settings
+from nexus_memory.core.config import Settings, SetupError
 from nexus_memory.core.stores import Stores
 from nexus_memory.events.partitions import Calendar, ledger_partitions, platform_batches, split_partition_key
 from nexus_memory.mental_models.api import models_to_materialize
@@ -32,11 +33,16 @@ from resources import StoresResource
 
 
 def get_instance() -> dg.DagsterInstance:
-    """The DAGSTER_HOME instance (runs show in the UI) when set, else a throwaway one."""
-    if os.environ.get("DAGSTER_HOME"):
-        os.makedirs(os.environ["DAGSTER_HOME"], exist_ok=True)
+    """The DAGSTER_HOME instance (runs show in the UI) when set, else a throwaway one. SetupError, with
+    the one line to say, when DAGSTER_HOME cannot be one (a file, a relative path, a broken dagster.yaml)."""
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        return dg.DagsterInstance.ephemeral()
+    try:
+        os.makedirs(home, exist_ok=True)
         return dg.DagsterInstance.get()
-    return dg.DagsterInstance.ephemeral()
+    except (OSError, dg.DagsterError, yaml.YAMLError) as exc:
+        raise SetupError(f"DAGSTER_HOME={home} cannot hold the run records: {exc}") from exc
 
 
 @dataclass

@@ -13,6 +13,9 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from nexus_memory.cli.common import fail
+from nexus_memory.core.config import SetupError
+
 # The command groups (modules of this package), in the order `nexus-memory --help` lists their commands.
 GROUPS = ("ingest", "report", "memory", "identity", "index", "lifecycle", "serve", "bench")
 
@@ -74,7 +77,14 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and command in ONE_QUERY_COMMANDS:  # the whole process is this one query
         prepare_one_query()
     args = build_parser(command).parse_args(arguments)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except SetupError as exc:  # a setting, the data directory, a store file, a model: the user's to fix
+        return fail(exc)
+    except BrokenPipeError:  # `nexus-memory … | head` stopped reading: not an error of ours to print
+        # Python flushes stdout again at exit; point it at /dev/null so that flush cannot fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 __all__ = ["COMMAND_GROUPS", "GROUPS", "ONE_QUERY_COMMANDS", "build_parser", "command_name", "group_module", "main"]

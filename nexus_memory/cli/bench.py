@@ -11,6 +11,7 @@ from typing import Any
 
 from nexus_memory.cli.common import Subcommands, add_command, print_json
 from nexus_memory.core.config import load_settings
+from nexus_memory.core.textcheck import one_line
 
 # A benchmark: the subcommand's arguments -> its figures.
 Benchmark = Callable[[argparse.Namespace], dict[str, Any]]
@@ -41,7 +42,7 @@ def register(subcommands: Subcommands) -> None:
         "signatures, pleasantries or unresolved pronouns",
         _facts,
     )
-    p.add_argument("--data", help="LoCoMo JSON (its labelled turns and its junk share)")
+    p.add_argument("--data", type=locomo_file, help="LoCoMo JSON (its labelled turns and its junk share)")
     p.add_argument("--details", action="store_true", help="list the unlabelled facts and the missed labels")
     p.add_argument(
         "--writer",
@@ -125,7 +126,7 @@ def register(subcommands: Subcommands) -> None:
         "the LoCoMo quality gate for bfloat16 (bench locomo per recipe, side by side)",
         _embed,
     )
-    p.add_argument("--data", required=True, help="LoCoMo JSON (its turns are the texts)")
+    p.add_argument("--data", type=locomo_file, required=True, help="LoCoMo JSON (its turns are the texts)")
     p.add_argument("--texts", type=int, default=1024, help="turns embedded per round")
     p.add_argument("--rounds", type=int, default=3, help="rounds, the recipes taking turns")
     p.add_argument("--gate", action="store_true", help="also run bench locomo per recipe and apply the gate")
@@ -149,7 +150,7 @@ def register(subcommands: Subcommands) -> None:
         "clause: accuracy on written cases overall, per phrase kind and per tense, and the misses",
         _dates,
     )
-    p.add_argument("--data", help="JSONL cases (default: tests/data/relative_dates.jsonl)")
+    p.add_argument("--data", type=readable_file, help="JSONL cases (default: tests/data/relative_dates.jsonl)")
 
     p = _benchmark(
         benchmarks,
@@ -185,8 +186,26 @@ def _add_llm_writer_arguments(p: argparse.ArgumentParser, unit: str) -> None:
 
 
 def _add_locomo_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", help="LoCoMo JSON")
+    p.add_argument("--data", type=locomo_file, required=True, help="LoCoMo JSON")
     p.add_argument("--conversations", type=int, default=0, help="only the first N conversations")
+
+
+def readable_file(text: str) -> str:
+    """An argument type: a file that exists (argparse says which and why in one line when not)."""
+    if not Path(text).is_file():
+        raise argparse.ArgumentTypeError(f"{text} is not a file" if Path(text).exists() else f"{text} does not exist")
+    return text
+
+
+def locomo_file(text: str) -> str:
+    """An argument type: a LoCoMo JSON file (a list of conversations, each with its 'conversation')."""
+    try:
+        data = json.loads(Path(readable_file(text)).read_bytes())
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, not JSON
+        raise argparse.ArgumentTypeError(f"{text} is not a LoCoMo JSON file ({one_line(exc, 200)})") from None
+    if not (isinstance(data, list) and data and all(isinstance(c, dict) and "conversation" in c for c in data)):
+        raise argparse.ArgumentTypeError(f"{text} is not a LoCoMo JSON file (a list of conversations)")
+    return text
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

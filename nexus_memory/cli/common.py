@@ -66,3 +66,11 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text}")
     return value
+
+
+def port(text: str) -> int:
+    """An argument type: a TCP port, 1 to 65535 (a server told 99999 must not claim to listen there)."""
+    value = int(text)
+    if not 1 <= value <= 65_535:
+        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535, not {text}")
+    return value

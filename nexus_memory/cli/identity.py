@@ -78,7 +78,9 @@ def cmd_writer_notes(args: argparse.Namespace) -> int:
         try:
             text = _edited_notes(head.text, args.file)
             saved = notes.save(stores.conn, text, based_on=head.id)
-        except (OSError, UnicodeDecodeError, notes.NotesError, RuntimeError) as exc:
+        except UnicodeDecodeError as exc:
+            return fail(f"{args.file or 'the edited notes'} is not UTF-8 text (byte {exc.start}); nothing was changed")
+        except (OSError, notes.NotesError, RuntimeError) as exc:
             return fail(exc)
     print(f"writer notes saved (version {saved.id})" if saved.id != head.id else "writer notes unchanged")
     return 0

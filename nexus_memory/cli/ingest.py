@@ -103,18 +103,22 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome.as_dict())
     else:
-        _print_pipeline(outcome)
+        _print_pipeline(outcome, only_failed=args.only_failed)
     return 0 if outcome.ok else 1
 
 
-def _print_pipeline(outcome: PipelineOutcome) -> None:
+def _print_pipeline(outcome: PipelineOutcome, *, only_failed: bool = False) -> None:
     """The pipeline's outcome for a person: a table of what each run built, then anything left undone."""
     if outcome.orphaned_runs:
         print(
             f"marked {len(outcome.orphaned_runs)} runs of killed processes failed: {', '.join(outcome.orphaned_runs)}"
         )
     if not outcome.runs:
-        print("nothing to do: every event is processed")
+        print(
+            "nothing to rerun: no episode's writer run failed"
+            if only_failed
+            else "nothing to do: every event is processed"
+        )
     else:
         layers = ["events", "episodes", "facts", "embeddings"]
         header = ["platform", "partitions", *layers, "seconds", "run"]
@@ -157,7 +161,12 @@ def _print_pipeline(outcome: PipelineOutcome) -> None:
             print(f"  {failed.partition_key} {failed.episode_id}: {failed.error}")
     if outcome.unprocessed_events:
         left = ", ".join(f"{platform} {n}" for platform, n in sorted(outcome.unprocessed_events.items()))
-        print(f"events with work left after this pipeline: {left} (failed episodes or runs above; rerun to finish)")
+        why = (
+            "never started: `nexus-memory pipeline` without --only-failed builds them"
+            if only_failed
+            else "failed episodes or runs above; rerun to finish"
+        )
+        print(f"events with work left after this pipeline: {left} ({why})")
 
 
 def cmd_failed(args: argparse.Namespace) -> int:

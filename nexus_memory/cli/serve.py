@@ -7,7 +7,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from nexus_memory.cli.common import Subcommands, add_command, add_recall_flags, fail, print_json, recall_flag_values
+from nexus_memory.cli.common import (
+    Subcommands,
+    add_command,
+    add_recall_flags,
+    fail,
+    port,
+    print_json,
+    recall_flag_values,
+)
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.stores import Stores
 
@@ -24,13 +32,13 @@ SEARCH_FLAGS: dict[str, dict[str, Any]] = {
 def register(subcommands: Subcommands) -> None:
     p = add_command(subcommands, "mcp", "serve the agent tools over MCP (stdio, or streamable HTTP on loopback)")
     p.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765); the path is /mcp")
+    p.add_argument("--port", type=port, default=8765, help="HTTP port (default 8765); the path is /mcp")
     p.add_argument("--session", help="session id that facts written through the tools are tagged with")
     p.set_defaults(func=cmd_mcp)
 
     p = add_command(subcommands, "serve", "serve the agent tools as a JSON API over HTTP, described by /openapi.json")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; beyond it: a token)")
-    p.add_argument("--port", type=int, default=8766, help="port (default 8766)")
+    p.add_argument("--port", type=port, default=8766, help="port (default 8766)")
     p.add_argument("--token", help="bearer token every request must send (default: NEXUS_API_TOKEN)")
     p.add_argument("--session", help="session id that facts written through the tools are tagged with")
     p.set_defaults(func=cmd_serve)
@@ -68,8 +76,12 @@ def cmd_skills(args: argparse.Namespace) -> int:
 
     if args.action == "export":
         with Stores(load_settings()) as stores:
-            for path in skills.export(stores, Path(args.value)):
-                print(path)
+            try:
+                written = skills.export(stores, Path(args.value))
+            except OSError as exc:  # the folder cannot be made or written (a file there, no permission)
+                return fail(f"cannot write the skills folder {args.value}: {exc.strerror or exc}")
+        for path in written:
+            print(path)
         return 0
     try:
         arguments = skills.search_arguments(

@@ -9,6 +9,7 @@ never writes into site-packages. See docs/decisions.md.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -17,6 +18,33 @@ from pathlib import Path
 def _env(name: str, default: str) -> str:
     value = os.environ.get(name, "").strip()
     return value or default
+
+
+class SetupError(RuntimeError):
+    """The installation cannot run as it is set up (a setting, the data directory, a store file, a model's
+    weights): what to fix, in one line, which the command line prints without a traceback."""
+
+
+def _env_int(name: str, default: str, minimum: int = 0) -> int:
+    text = _env(name, default)
+    try:
+        value = int(text)
+    except ValueError:
+        raise SetupError(f"{name}={text!r} is not a whole number") from None
+    if value < minimum:
+        raise SetupError(f"{name}={text!r} must be at least {minimum}")
+    return value
+
+
+def _env_float(name: str, default: str) -> float:
+    text = _env(name, default)
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:  # every float setting is a rate, a threshold or seconds
+        raise SetupError(f"{name}={text!r} is not a number of at least 0")
+    return value
 
 
 def _env_path(name: str, default: Path) -> Path:
@@ -35,7 +63,7 @@ class Settings:
     # tag (the run queue lets one run per tenant write at a time). Empty: the data directory's own id.
     tenant: str = field(default_factory=lambda: _env("NEXUS_TENANT", ""))
     embedding_model: str = field(default_factory=lambda: _env("NEXUS_EMBEDDING_MODEL", "all-MiniLM-L6-v2"))
-    torch_threads: int = field(default_factory=lambda: int(_env("NEXUS_TORCH_THREADS", "1")))
+    torch_threads: int = field(default_factory=lambda: _env_int("NEXUS_TORCH_THREADS", "1", minimum=1))
     # "onnx": recall embeds queries with an ONNX export of the model (~3x faster, same vectors); "torch"
     query_backend: str = field(default_factory=lambda: _env("NEXUS_QUERY_BACKEND", "onnx"))
     # How stored texts are embedded: "auto" (default: bfloat16 where the CPU computes it natively, else float32;
@@ -49,8 +77,8 @@ class Settings:
     llm_base_url: str = field(default_factory=lambda: _env("NEXUS_LLM_BASE_URL", ""))
     llm_model: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL", ""))
     llm_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", "not-needed"))
-    llm_timeout_s: float = field(default_factory=lambda: float(_env("NEXUS_LLM_TIMEOUT_S", "60")))
-    max_content_chars: int = field(default_factory=lambda: int(_env("NEXUS_MAX_CONTENT_CHARS", "100000")))
+    llm_timeout_s: float = field(default_factory=lambda: _env_float("NEXUS_LLM_TIMEOUT_S", "60"))
+    max_content_chars: int = field(default_factory=lambda: _env_int("NEXUS_MAX_CONTENT_CHARS", "100000", minimum=1))
     # The bearer token `nexus-memory serve` requires (and must have to listen beyond loopback); "" for none.
     api_token: str = field(default_factory=lambda: _env("NEXUS_API_TOKEN", ""), repr=False)
     # How the LLM writer talks to the model: 'tools' (tool loop), 'structured' (one JSON-schema call per
@@ -59,24 +87,24 @@ class Settings:
     llm_mode: str = field(default_factory=lambda: _env("NEXUS_LLM_MODE", "auto"))
     # auto mode stops trying the tool loop for the run when the run's first request shows that one tool-loop
     # episode (about 6 requests) would take longer than this many seconds; 0: never for speed.
-    llm_tool_episode_s: float = field(default_factory=lambda: float(_env("NEXUS_LLM_TOOL_EPISODE_S", "120")))
+    llm_tool_episode_s: float = field(default_factory=lambda: _env_float("NEXUS_LLM_TOOL_EPISODE_S", "120"))
     # Per-operation models; each falls back to NEXUS_LLM_MODEL.
     llm_model_writer: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL_WRITER", ""))
     llm_model_consolidation: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL_CONSOLIDATION", ""))
     llm_model_reflection: str = field(default_factory=lambda: _env("NEXUS_LLM_MODEL_REFLECTION", ""))
     # Per-operation token budgets (prompt + completion over every call of one episode / fact / run).
-    llm_budget_writer: int = field(default_factory=lambda: int(_env("NEXUS_LLM_BUDGET_WRITER", "60000")))
-    llm_budget_consolidation: int = field(default_factory=lambda: int(_env("NEXUS_LLM_BUDGET_CONSOLIDATION", "8000")))
-    llm_budget_reflection: int = field(default_factory=lambda: int(_env("NEXUS_LLM_BUDGET_REFLECTION", "30000")))
+    llm_budget_writer: int = field(default_factory=lambda: _env_int("NEXUS_LLM_BUDGET_WRITER", "60000"))
+    llm_budget_consolidation: int = field(default_factory=lambda: _env_int("NEXUS_LLM_BUDGET_CONSOLIDATION", "8000"))
+    llm_budget_reflection: int = field(default_factory=lambda: _env_int("NEXUS_LLM_BUDGET_REFLECTION", "30000"))
     # Consolidation keeps a mental model of each of the this-many most discussed entities.
-    emergent_models: int = field(default_factory=lambda: int(_env("NEXUS_EMERGENT_MODELS", "3")))
+    emergent_models: int = field(default_factory=lambda: _env_int("NEXUS_EMERGENT_MODELS", "3"))
     # Mental models are also written here as markdown dossiers (default: <data_dir>/dossiers).
     dossier_dir: Path | None = field(default_factory=lambda: Path(d) if (d := _env("NEXUS_DOSSIER_DIR", "")) else None)
     # Decay (lifecycle/decay.py): confidence x exp(-rate x days since last access); hidden below the threshold.
-    decay_rate: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_RATE", "0.01")))
-    decay_threshold: float = field(default_factory=lambda: float(_env("NEXUS_DECAY_THRESHOLD", "0.05")))
+    decay_rate: float = field(default_factory=lambda: _env_float("NEXUS_DECAY_RATE", "0.01"))
+    decay_threshold: float = field(default_factory=lambda: _env_float("NEXUS_DECAY_THRESHOLD", "0.05"))
     # Long commands off a terminal (a log, a pipe) print a progress line this often (core/progress.py).
-    progress_every_s: float = field(default_factory=lambda: float(_env("NEXUS_PROGRESS_EVERY_S", "60")))
+    progress_every_s: float = field(default_factory=lambda: _env_float("NEXUS_PROGRESS_EVERY_S", "60"))
 
     def __post_init__(self) -> None:
         # Overrides may arrive as strings (Dagster config, CLI flags); paths are always Paths.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import time
 from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
@@ -15,6 +16,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import sqlite_vec
+
+from nexus_memory.core.config import SetupError
 
 STORES = ("memory", "events", "identity", "embeddings")
 # Each store's schema is a list of migrations; the store's version is PRAGMA user_version.
@@ -38,7 +41,7 @@ BUSY_TIMEOUT_MS = 30_000
 _savepoint_numbers = itertools.count(1)  # unique SAVEPOINT names for nested transactions
 
 
-class SchemaError(RuntimeError):
+class SchemaError(SetupError):
     """A store's on-disk schema cannot be used by this version of Nexus Memory."""
 
 
@@ -97,15 +100,37 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     # (ATTACHed stores inherit it; see lifecycle/forget/scrub.py).
     conn.execute("PRAGMA secure_delete = ON")
     if not readonly:
-        conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
     return conn
+
+
+def _use_wal(conn: Connection) -> None:
+    """Switch to WAL. While another process switches the same fresh file (several commands started at once
+    on a new data directory), SQLite answers 'locked' at once without its busy handler: ask again until the
+    busy timeout. A file already in WAL mode answers at once."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def migrate(path: Path, store: str) -> int:
     """Create or upgrade one store file to the current schema; return its version."""
     migrations = MIGRATIONS[store]
-    conn = connect(path)
+    try:
+        conn = connect(path)
+    except sqlite.OperationalError as exc:  # no permission, or locked past the busy timeout
+        raise SchemaError(f"{path} cannot be opened: {exc}") from exc
+    except sqlite.DatabaseError as exc:  # not SQLite at all, or corrupt
+        raise SchemaError(
+            f"{path} cannot be opened as a Nexus Memory store ({exc}): move it aside, or point NEXUS_DATA_DIR elsewhere"
+        ) from exc
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > len(migrations):
@@ -117,6 +142,11 @@ def migrate(path: Path, store: str) -> int:
             sql = _migration_sql(migrations[number - 1])
             conn.execute("BEGIN IMMEDIATE")
             try:
+                # Another process may have applied it while this one waited for the lock: two commands
+                # started at once on a fresh data directory (a hook and the MCP server).
+                if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
+                    conn.execute("COMMIT")
+                    continue
                 for statement in _split_sql(sql):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {number}")

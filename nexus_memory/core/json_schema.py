@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nexus_memory.core.textcheck import show, unicode_problem
+from nexus_memory.core.textcheck import show, unicode_problem, visible
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
@@ -31,7 +31,7 @@ def validate(schema: dict[str, Any], value: Any, path: str = "arguments") -> lis
     if "enum" in schema and value not in schema["enum"]:
         errors.append(f"{path} must be one of {schema['enum']}, got {show(value)}")
     if isinstance(value, str):
-        if len(value.strip()) < schema.get("minLength", 0):
+        if len(value.strip()) < schema.get("minLength", 0) or (schema.get("minLength") and not visible(value)):
             errors.append(f"{path} must not be empty")
         if len(value) > schema.get("maxLength", len(value)):
             errors.append(f"{path} is longer than {schema['maxLength']} characters")

@@ -11,7 +11,7 @@ import contextlib
 from pathlib import Path
 
 from nexus_memory.core import db
-from nexus_memory.core.config import Settings, load_settings
+from nexus_memory.core.config import Settings, SetupError, load_settings
 
 
 class Stores:
@@ -20,7 +20,10 @@ class Stores:
     def __init__(self, settings: Settings | None = None, *, readonly: bool = False) -> None:
         self.settings = settings or load_settings()
         self.data_dir = Path(self.settings.data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file of that name, no permission, a read-only disk
+            raise SetupError(f"the data directory {self.data_dir} cannot be made: {exc.strerror}") from exc
         self.versions = {name: db.migrate(self.path(name), name) for name in db.STORES}
         self.conn = db.connect(self.path("memory"), readonly=readonly)
         for name in ("events", "identity", "embeddings"):

@@ -37,6 +37,12 @@ def unicode_problem(text: str) -> str | None:
     return None if at is None else f"is not valid Unicode (lone surrogate {text[at]!r} at character {at})"
 
 
+def visible(text: str) -> bool:
+    """Whether `text` shows anything: a character that is not white space, a control or an invisible
+    format character (zero-width space, BOM, bidi marks), so '\u200b' or '\x00' is as empty as '  '."""
+    return any(not c.isspace() and unicodedata.category(c) not in ("Cc", "Cf") for c in text)
+
+
 def identifier_problem(text: str, limit: int) -> str | None:
     """Why `text` is not a usable identifier (too long, not Unicode, control characters), or None."""
     if len(text) > limit:

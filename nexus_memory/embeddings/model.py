@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nexus_memory.core.config import Settings, load_settings
+from nexus_memory.core.config import Settings, SetupError, load_settings
 from nexus_memory.embeddings import query_encoder
 
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ def resolve_precision(setting: str) -> str:
     faster still but only asked for: it passes the issue's R@10 gate by 0.0002 and costs the answer in
     context 0.007 (docs/speed.md), where bf16 keeps float32's quality."""
     if setting not in PRECISIONS:
-        raise ValueError(f"NEXUS_EMBED_PRECISION={setting!r}: use one of {', '.join(PRECISIONS)}")
+        raise SetupError(f"NEXUS_EMBED_PRECISION={setting!r}: use one of {', '.join(PRECISIONS)}")
     if setting == "auto":
         return "bf16" if native_bf16() else "fp32"
     return setting
@@ -393,7 +393,7 @@ def _load_model(name: str) -> Any:
     try:
         return SentenceTransformer(name, device="cpu", local_files_only=True)
     except Exception as exc:
-        raise RuntimeError(
+        raise SetupError(
             f"Embedding model {name!r} is not available offline: its weights are not in the local "
             f"Hugging Face cache ({os.environ.get('HF_HOME', '~/.cache/huggingface')}). Download it once "
             f'with network access (e.g. `HF_HUB_OFFLINE=0 python -c "from sentence_transformers import '

@@ -195,8 +195,13 @@ def _store_chunk(
         members = chunk
     member_ids = [e.id for e in members]
     episode_id = stable_id("ep", definition.id, *member_ids)
-    if conn.execute("SELECT 1 FROM episodes WHERE id = ?", (episode_id,)).fetchone():
-        return "unchanged"
+    while conn.execute("SELECT 1 FROM episodes WHERE id = ?", (episode_id,)).fetchone():
+        held = {r[0] for r in conn.execute("SELECT event_id FROM episode_events WHERE episode_id = ?", (episode_id,))}
+        if held == set(member_ids):
+            return "unchanged"
+        # A forget edits a version in place and it keeps the name its old members gave it (lifecycle/forget/
+        # episodes.py): a forgotten event ingested again makes those members a new version, named apart.
+        episode_id = stable_id("ep", definition.id, *member_ids, episode_id)
     tokens = sum(estimate_tokens(e.content) for e in members)
     conn.execute(
         """INSERT INTO episodes (id, definition_id, platform, thread_id, start_time, end_time, event_count,

@@ -36,6 +36,11 @@ def detect_format(path: Path) -> str:
         return "chatgpt"
     if '"conversation"' in head and '"speaker_a"' in head:
         return "locomo"
+    if head.lstrip("\ufeff \t\r\n").startswith("[") and '"sender_id"' in head and '"content"' in head:
+        raise ValueError(
+            f"{path} holds a JSON array of events: write one event a line (JSONL), "
+            f"e.g. jq -c '.[]' {path.name} > {path.stem}.jsonl, and ingest that"
+        )
     raise ValueError(f"{path}: cannot tell the format; pass --format jsonl|locomo|chatgpt|claude")
 
 

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from nexus_memory.core import db
@@ -27,6 +28,7 @@ from nexus_memory.core.textcheck import (
     safe_text,
     show,
     unicode_problem,
+    visible,
 )
 from nexus_memory.events.partitions import partition_key
 from nexus_memory.identity import store as identity
@@ -35,6 +37,10 @@ DIRECTIONS = ("inbound", "outbound", "internal")
 PEER_KINDS = ("dm", "group", "channel")
 MIN_MS = 0  # 1970-01-01
 MAX_MS = 4_102_444_800_000  # 2100-01-01
+# What a bad timestamp's reason says is accepted (the README's event format).
+TIMESTAMP_FORMS = (
+    "expected unix seconds or milliseconds, ISO 8601, or an email date such as 'Mon, 03 Mar 2025 10:00:00 +0000'"
+)
 # Bounds on what one record may hold (content's is Settings.max_content_chars); the README states them.
 MAX_METADATA_CHARS = 100_000  # metadata as JSON
 MAX_METADATA_DEPTH = 32
@@ -130,7 +136,8 @@ def content_hash(platform: str, sender_id: str, thread_id: str | None, as_of: in
 
 
 def parse_timestamp(value: Any) -> int:
-    """Unix ms from unix seconds, unix ms, or an ISO 8601 string; raise InvalidRecord otherwise."""
+    """Unix ms from unix seconds, unix ms, an ISO 8601 string or an email Date header (RFC 2822: 'Mon, 03 Mar
+    2025 10:00:00 +0000', what a mail export holds); raise InvalidRecord otherwise."""
     if isinstance(value, bool) or value is None or value == "":
         raise InvalidRecord(f"missing or invalid timestamp {show(value)}")
     if isinstance(value, float) and not math.isfinite(value):
@@ -142,17 +149,25 @@ def parse_timestamp(value: Any) -> int:
         try:
             if text.lstrip("-").replace(".", "", 1).isdigit():
                 return parse_timestamp(float(text))
-            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            parsed = _iso_or_email_date(text)
         except ValueError as exc:
-            raise InvalidRecord(f"bad timestamp {show(value)}") from exc
+            raise InvalidRecord(f"bad timestamp {show(value)} ({TIMESTAMP_FORMS})") from exc
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
         ms = int(parsed.timestamp() * 1000)
     else:
-        raise InvalidRecord(f"bad timestamp {show(value)}")
+        raise InvalidRecord(f"bad timestamp {show(value)} ({TIMESTAMP_FORMS})")
     if not MIN_MS <= ms < MAX_MS:
         raise InvalidRecord(f"timestamp {show(value)} is outside 1970-2100")
     return ms
+
+
+def _iso_or_email_date(text: str) -> datetime:
+    """An ISO 8601 time, else an email Date header; ValueError when it is neither."""
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return parsedate_to_datetime(text)  # ValueError too when it is not one
 
 
 def _identifier(data: dict[str, Any], key: str, limit: int = MAX_ID_CHARS, *, required: bool = False) -> str | None:
@@ -175,6 +190,10 @@ def _identifier(data: dict[str, Any], key: str, limit: int = MAX_ID_CHARS, *, re
     problem = identifier_problem(value, limit)
     if problem:
         raise InvalidRecord(f"field '{key}' {problem}")
+    if not visible(value):  # '\u200b': as empty as '  ' (a handle or a name nobody could see or tell apart)
+        if required:
+            raise InvalidRecord(f"field '{key}' has no visible character")
+        return None
     return value
 
 
@@ -197,6 +216,8 @@ def _content(data: dict[str, Any], max_chars: int) -> str:
     problem = unicode_problem(content)  # U+FFFD is a real character and fine; a lone surrogate is not
     if problem:
         raise InvalidRecord(f"field 'content' {problem}")
+    if not visible(content):  # only zero-width or control characters: nothing anyone said
+        raise InvalidRecord("field 'content' has no visible character")
     return content
 
 

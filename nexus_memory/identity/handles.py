@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import string
+import unicodedata
 
 # Shapes, for the entity type of a handle (Unicode letters and digits allowed, as platforms deliver them).
 EMAIL_RE = re.compile(r"^[\w.+-]+@[\w-]+(\.[\w-]+)+$")
@@ -21,6 +22,12 @@ PHONE_RE = re.compile(r"^\+?[\d\s().-]{7,}$")
 ASCII_PHONE_RE = re.compile(r"\+?[0-9 ().-]{7,}", re.ASCII)
 # Other handle shapes a display name may imitate: '@name', 'name#1234' (Discord's old tags).
 TAGGED_HANDLE_RE = re.compile(r"^@\S+$|^\S+#\d{2,}$")
+# An email address anywhere in a text (a display name written as a whole From line).
+EMAIL_IN_TEXT_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# Bidi embeddings, overrides and isolates (they reorder the letters after them when shown), and invisible
+# characters that no name needs (zero-width space, word joiner, BOM, soft hyphen). Not the zero-width
+# (non-)joiners: Persian names and emoji sequences use them.
+HIDING_RE = re.compile("[\u202a-\u202e\u2066-\u2069\u200b\u2060-\u2064\ufeff\u00ad\u180e]")
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
@@ -65,7 +72,49 @@ def names_another_handle(display_name: str, handle: str) -> bool:
     WhatsApp name) is an impersonation attempt or at best noise: it never names the sender, and it
     never becomes a lookup alias. The sender's own handle as its display name is harmless.
     """
-    display_name = display_name.strip()
-    if display_name == handle.strip():
+    display_name, handle = display_name.strip(), handle.strip()
+    if display_name == handle:
         return False
-    return looks_like_handle(display_name)
+    if looks_like_handle(display_name):
+        return True
+    # 'Priya Kapoor <priya.k@example.com>' from mallory@evil.example: a From line naming another address.
+    return any(address.lower() != handle.lower() for address in EMAIL_IN_TEXT_RE.findall(display_name))
+
+
+@functools.lru_cache(maxsize=65536)
+def shows_other_letters(display_name: str) -> bool:
+    """True when a display name would show other letters than it holds, whoever it imitates: bidi
+    controls reorder it ('\u202eroopaK ayirP' shows as 'Priya Kapoor'), invisible characters hide in it,
+    or a word mixes Latin letters with look-alikes from elsewhere ('K\u0430poor', a Cyrillic a; 'Ｐriya').
+    Such a name never names its sender: the handle does. Names wholly in one script are left alone."""
+    if HIDING_RE.search(display_name):
+        return True
+    for word in display_name.split():
+        letters = [c for c in word if c.isalpha()]
+        latin = any(unicodedata.name(c, "").startswith("LATIN ") for c in letters)
+        if latin and any(_imitates_latin(c) for c in letters):
+            return True
+    return False
+
+
+def _imitates_latin(char: str) -> bool:
+    """A letter that is not Latin but is drawn as one (Cyrillic а, Greek ο, full-width Ｐ, KELVIN SIGN)."""
+    return not unicodedata.name(char, "").startswith("LATIN ") and look_alike_key(char).isascii()
+
+
+# Latin letters' look-alikes in Cyrillic and Greek (the ones fonts draw the same), for `look_alike_key`.
+_LOOK_ALIKES = str.maketrans(
+    "авекмнорстухіјѕһԁԛԝАВЕКМНОРСТУХІЈЅαορικνυΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aBeKMHopcTyxijshdqwABEKMHOPCTYXIJSaopikvuABEZHIKMNOPTYX",
+)
+
+
+def look_alike_key(text: str) -> str:
+    """`text` as a reader sees it: compatibility forms (full-width, KELVIN SIGN) made plain, invisible
+    characters (zero-width, bidi marks, soft hyphen) dropped, Cyrillic and Greek look-alikes made Latin.
+
+    Only ever used to refuse a name that looks like one already taken (identity.store.display_name):
+    never to make two handles or two names one, which stays the lossless `delivery_key`'s job.
+    """
+    plain = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in plain if unicodedata.category(c) != "Cf").translate(_LOOK_ALIKES)

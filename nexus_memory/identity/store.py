@@ -27,7 +27,15 @@ from nexus_memory.core import db
 from nexus_memory.core.ids import now_ms, stable_id, ulid
 from nexus_memory.identity import merge_journal, writer_notes
 from nexus_memory.identity.entity import Entity
-from nexus_memory.identity.handles import EMAIL_RE, PHONE_RE, delivery_key, handle_type, names_another_handle
+from nexus_memory.identity.handles import (
+    EMAIL_RE,
+    PHONE_RE,
+    delivery_key,
+    handle_type,
+    look_alike_key,
+    names_another_handle,
+    shows_other_letters,
+)
 
 
 class Event(Protocol):
@@ -435,19 +443,22 @@ def _propose_same_handle(conn: db.Connection, entity_id: str, event: Event) -> N
 def display_name(conn: db.Connection, event: Event, entity_id: str) -> str | None:
     """The event's sender_name when it may name this sender, else None.
 
-    Not when it is shaped like another handle (an email address, a phone number, '@name'), and not
-    when another sender that has a routable contact is already known by it: a name first shown by
+    Not when it is shaped like or holds another handle (an email address, a phone number, '@name'), not
+    when it shows other letters than it holds (`shows_other_letters`), and not when another sender
+    that has a routable contact is already known by it or by what it looks like: a name first shown by
     one sender never names another one, unless both are the owner's own handles (is_user: each sent
     outbound messages, which only the owner's accounts do).
     """
     name = event.sender_name
-    if not name or names_another_handle(name, event.sender_id):
+    if not name or names_another_handle(name, event.sender_id) or shows_other_letters(name):
         return None
     if name == event.sender_id:
         return name  # a sender may always be named by its own handle
     own = canonical_id(conn, entity_id)
     own_is_user = is_user(conn, own)
-    for other in find_entities(conn, name):
+    # What the name looks like counts too: 'Priya K\u0430poor' (a Cyrillic a) reads as Priya Kapoor.
+    looks = look_alike_key(name)
+    for other in [*find_entities(conn, name), *(find_entities(conn, looks) if looks != name else ())]:
         if other.id == own or (own_is_user and is_user(conn, other.id)):
             continue  # the owner's own handles (their outbound messages) share the owner's name
         if _has_contact(conn, other.id):
@@ -493,7 +504,8 @@ def speaker_name(conn: db.Connection, event: Event) -> str:
     contact = _contact(conn, event.platform, event.sender_id)
     if contact is None:  # not delivered yet: nothing to look up, only the shape of the name to judge
         name = event.sender_name
-        return name if name and not names_another_handle(name, event.sender_id) else event.sender_id
+        usable = name and not names_another_handle(name, event.sender_id) and not shows_other_letters(name)
+        return name if usable else event.sender_id
     entity = get_entity(conn, canonical_id(conn, contact))
     if entity is not None and entity.type == "person":
         return entity.name

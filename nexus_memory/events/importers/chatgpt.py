@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from nexus_memory.core.textcheck import json_type
+from nexus_memory.core.textcheck import json_type, show
 from nexus_memory.events.importers.documents import (
     assistant_chat_event,
     conversation_reject,
@@ -27,7 +27,8 @@ from nexus_memory.events.importers.documents import (
 from nexus_memory.events.ledger import InvalidRecord, RawRecord
 
 PLATFORM = "chatgpt"
-SENDERS = frozenset({"user", "assistant"})  # the roles that are conversation, not system or tool
+SENDERS = frozenset({"user", "assistant"})  # the roles that are conversation
+NOT_CONVERSATION = frozenset({"system", "tool"})  # the roles skipped: system prompts and tool output
 TEXT_CONTENT_TYPES = ("text", "multimodal_text")
 
 
@@ -106,11 +107,13 @@ def message_event(
     role = author.get("role")
     if role is not None and not isinstance(role, str):
         raise InvalidRecord(f"author role must be a string, got {json_type(role)}")
-    if role not in SENDERS or _is_hidden(message):
+    if role in NOT_CONVERSATION or _is_hidden(message):
         return None
     text = message_text(message.get("content"))
     if not text:
         return None
+    if role not in SENDERS:  # words without a known speaker: refused with the reason, never dropped in silence
+        raise InvalidRecord(f"message has text but its author role is {show(role)}, not 'user' or 'assistant'")
     # Some messages carry no time of their own; the conversation's keeps them in the right day.
     return assistant_chat_event(
         event_id=message.get("id"),

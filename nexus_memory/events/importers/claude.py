@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from nexus_memory.core.textcheck import json_type
+from nexus_memory.core.textcheck import json_type, show
 from nexus_memory.events.importers.documents import (
     assistant_chat_event,
     conversation_reject,
@@ -26,6 +26,7 @@ from nexus_memory.events.ledger import InvalidRecord, RawRecord
 
 PLATFORM = "claude"
 SENDERS = {"human": "user", "assistant": "assistant"}  # export sender -> role; the owner wrote the human turns
+NOT_CONVERSATION = frozenset({"system"})  # senders skipped: a system prompt is nobody's words
 
 
 def read(path: Path) -> Iterator[RawRecord]:
@@ -58,18 +59,20 @@ def conversation_records(conversation: Any, index: int, source: str, numbers: It
 def message_event(
     message: Any, conversation_id: str, title: str | None, conversation_time: Any
 ) -> dict[str, Any] | None:
-    """The generic event for one message, None when it has no sender we know or no text; InvalidRecord
-    when it has a shape no export writes."""
+    """The generic event for one message, None when it has no text; InvalidRecord when it has a shape no
+    export writes, or text without a sender we know."""
     if not isinstance(message, dict):
         raise InvalidRecord(f"message is not a JSON object (got {json_type(message)})")
     sender = message.get("sender")
     if sender is not None and not isinstance(sender, str):
         raise InvalidRecord(f"sender must be a string, got {json_type(sender)}")
-    if sender not in SENDERS:
+    if sender in NOT_CONVERSATION:
         return None
     text = message_text(message)
     if not text:
         return None
+    if sender not in SENDERS:  # words without a known speaker: refused with the reason, never dropped in silence
+        raise InvalidRecord(f"message has text but its sender is {show(sender)}, not 'human' or 'assistant'")
     role = SENDERS[sender]
     return assistant_chat_event(
         event_id=message.get("uuid"),
