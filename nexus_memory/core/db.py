@@ -105,6 +105,13 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     return conn
 
 
+def store_state(conn: Connection, schema: str = "main") -> tuple[int, int]:
+    """What moves when an attached store may have changed since it was last read: another connection's
+    commit to it (`PRAGMA data_version`) or any write of this connection (`total_changes`). Caches kept per
+    connection compare it before they answer."""
+    return conn.execute(f"PRAGMA {schema}.data_version").fetchone()[0], conn.total_changes
+
+
 def _use_wal(conn: Connection) -> None:
     """Switch to WAL. While another process switches the same fresh file (several commands started at once
     on a new data directory), SQLite answers 'locked' at once without its busy handler: ask again until the

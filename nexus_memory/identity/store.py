@@ -112,8 +112,7 @@ _kept: list[_Remembered] = []  # the last block's answers, for the next block on
 
 def _version(memo: _Remembered) -> tuple[int, int]:
     """Changes to the identity store since: another connection's commit, or any write on this one."""
-    data_version = memo.conn.execute(f"PRAGMA {memo.schema}.data_version").fetchone()[0]
-    return data_version, memo.conn.total_changes
+    return db.store_state(memo.conn, memo.schema)
 
 
 @contextlib.contextmanager

@@ -143,24 +143,19 @@ def links_kept(conn: db.Connection) -> Iterator[None]:
     the newest facts' links read before it are still the store's after it, unless another connection committed
     meanwhile."""
     cached = _NEWEST_LINKS.get(id(conn))
-    before = _state(conn)
+    before = db.store_state(conn)
     yield
-    after = _state(conn)
+    after = db.store_state(conn)
     kept = cached is not None and cached[0] is conn and cached[1] == before and after[0] == before[0]
     if kept and cached is not None and not conn.in_transaction:
         _NEWEST_LINKS[id(conn)] = (conn, after, cached[2], cached[3])
-
-
-def _state(conn: db.Connection) -> tuple[int, int]:
-    """What moves when the store changes: other connections' commits, then this connection's writes."""
-    return conn.execute("PRAGMA main.data_version").fetchone()[0], conn.total_changes
 
 
 def _newest_links(conn: db.Connection) -> tuple[int, dict[str, int]]:
     """(facts sampled, entity -> its links among them) over the newest BUSY_SAMPLE facts, read again only when
     the store changed since the last read on `conn` (never kept inside a transaction: it may roll back)."""
     cached = _NEWEST_LINKS.get(id(conn))
-    key = _state(conn)
+    key = db.store_state(conn)
     if cached is not None and cached[0] is conn and cached[1] == key and not conn.in_transaction:
         return cached[2], cached[3]
     sample = conn.execute("SELECT count(*) FROM (SELECT 1 FROM facts LIMIT ?)", (BUSY_SAMPLE,)).fetchone()[0]

@@ -58,7 +58,7 @@ _LOCK = threading.Lock()  # connections in other threads change _HELD too
 
 def _state(conn: db.Connection) -> tuple[int, int]:
     """What moves when the embeddings store may have changed: other connections' commits, this one's writes."""
-    return conn.execute("PRAGMA embeddings.data_version").fetchone()[0], conn.total_changes
+    return db.store_state(conn, "embeddings")
 
 
 def held(conn: db.Connection, model: str, target_type: str, *, load: bool = True) -> HeldType | None:
