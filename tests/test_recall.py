@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
+from nexus_memory.core import db
 from nexus_memory.core.config import load_settings
 from nexus_memory.core.ids import now_ms, ulid
 from nexus_memory.core.stores import Stores
@@ -578,7 +579,7 @@ def test_busy_entities_follow_every_write_to_the_store(stores: Stores) -> None:
 
     touch_results(stores, [RecallResult(facts[0], "fact", "", 1.0, None, [], [], {}, None, None, None)])
     assert stores.conn.execute("SELECT access_count FROM facts WHERE id = ?", (facts[0],)).fetchone()[0] == 1
-    assert query_entities._NEWEST_LINKS[id(stores.conn)][1] == query_entities._state(stores.conn)
+    assert query_entities._NEWEST_LINKS[id(stores.conn)][1] == db.store_state(stores.conn)
     stores.conn.execute("DELETE FROM fact_entities WHERE entity_id = ?", (other,))
     assert busy_entities(stores.conn, [quiet, other]) == {quiet}
 
