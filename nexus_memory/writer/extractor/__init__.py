@@ -33,8 +33,9 @@ Pipeline for one event (`facts.extract`), and the module that does each step:
    entities (`entities`, `literals`) and the derived kind (`kinds`). A statement that names no person
    after resolution is attributed: "<sender> said ...".
 
-The word lists live in `words`, the result types in `results`. Everything here is heuristic and
-English-only; the LLM writer is the quality path.
+A sentence in another language (`languages`) skips steps 5-7: it is kept verbatim with its speaker
+('Noa said: "..."'). The word lists live in `words`, the result types in `results`. Everything here is heuristic
+and English-only; the LLM writer is the quality path.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from nexus_memory.writer.extractor.dates import read_dates
 from nexus_memory.writer.extractor.entities import find_entities, merge_mentions
 from nexus_memory.writer.extractor.introductions import INTRO_RE, find_introductions, intro_ok
 from nexus_memory.writer.extractor.kinds import classify_kind
+from nexus_memory.writer.extractor.languages import not_english, quoted, visible_text, worth_keeping
 from nexus_memory.writer.extractor.names import NameBook
 from nexus_memory.writer.extractor.pronouns import resolve_pronouns
 from nexus_memory.writer.extractor.remarks import remark_class
@@ -96,7 +97,8 @@ def _read_names(
     """Who is who in `events` (their senders, display names and the names they introduce), and each event's
     message read into its parts."""
     names = NameBook(speaker_names or {}, addressee_names or {})
-    messages = {event.id: read_message(event.content or "") for event in events}
+    # Invisible characters are no part of what was said: the facts go without them, the ledger keeps them.
+    messages = {event.id: read_message(visible_text(event.content or "")) for event in events}
     for event in events:
         names.learn_event(event)
         for intro in find_introductions(messages[event.id].body):
@@ -167,6 +169,7 @@ class _Statement:
     text: str  # original wording (interjections stripped), pronouns not yet resolved
     speaker: str  # name the first person resolves to
     is_photo: bool = False
+    verbatim: bool = False  # a sentence in another language, quoted whole: the fact's text as it is
 
 
 @dataclass
@@ -257,6 +260,13 @@ def _read_text(text: str, speaker: str, reader: _Reader, *, claims: bool) -> lis
     if reader.polar and sentences and (said := polar_answer(sentences[0], reader.names)):
         splits.append((_Split([_Statement(answer_statement(reader.polar, said + "."), speaker)]), reader.peer))
     for sentence in sentences:
+        if not_english(sentence):
+            # Another language is kept as said: English rules would lose it or garble it ("Me mudo" -> "Noa mudo").
+            if worth_keeping(sentence):
+                splits.append((_Split([_Statement(quoted(sentence, speaker), speaker, verbatim=True)]), reader.peer))
+                asked = ""
+            reader.antecedents.record(sentence, speaker, reader.peer)
+            continue
         # Each clause after "; " is read on its own: "Sorry again for the delay; the slip came from ...".
         clauses = [c for c in re.split(r";\s+", sentence) if c.strip()]
         for piece in [p for c in clauses for p in (_claim_introductions(c, speaker) if claims else [c])]:
@@ -342,6 +352,10 @@ def build_fact(
     Contact values the sender stated about themself get the role 'contact_of_sender'; a statement of
     someone else's contact info is attributed to the sender ("<sender> said Sam's number is ...").
     """
+    if statement.verbatim:  # no English reading: no pronouns, case, dates or cue words; its speaker only
+        role = "sender" if statement.speaker == names.name_of(event.sender_id) else "mentioned"
+        mention = EntityMention(statement.speaker, "person", role)
+        return ExtractedFact(text=statement.text, source_event_id=event.id, as_of=event.as_of, entities=(mention,))
     kind = "fact" if statement.is_photo else classify_kind(statement.text)
     resolved, first_person = resolve_pronouns(statement.text, statement.speaker, peer)
     dated = read_dates(resolved, event.as_of)

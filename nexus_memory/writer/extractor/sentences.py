@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from nexus_memory.core.words import word_set
 from nexus_memory.writer.extractor.kinds import classify_kind
+from nexus_memory.writer.extractor.languages import not_english, worth_keeping
 from nexus_memory.writer.extractor.literals import EMAIL_RE, URL_RE
 from nexus_memory.writer.extractor.remarks import remark_class
 from nexus_memory.writer.extractor.text import capitalise, finish, finite_verb
@@ -56,8 +57,13 @@ CAPTION_HEAD_RE = re.compile(
 )
 # Emoji and pictographs (noise for BM25 and embeddings; a message of only these is chatter).
 EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d\u20e3]+")
-# Candidate sentence boundaries: after . ! ? or an ellipsis, or at a line break.
-SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?\u2026])[\"')\]]*\s+|\s*\n+\s*")
+# Candidate sentence boundaries: after . ! ? or an ellipsis (or the Devanagari danda and the Arabic full stop and
+# question mark), or at a line break; after the full-width 。！？ of Chinese and Japanese, which need no space after
+# them (a closing bracket after the mark stays with its sentence).
+SENTENCE_BREAK_RE = re.compile(
+    r"(?<=[.!?\u2026\u0964\u0965\u061f\u06d4])[\"')\]]*\s+|\s*\n+\s*|(?<=[\u3002\uff01\uff1f])(?![\u300d\u300f\uff09])\s*|"
+    r"(?<=[\u3002\uff01\uff1f][\u300d\u300f\uff09])\s*"
+)
 # Leading interjections that carry no content ("Wow, ", "Oh yeah! ", "Haha ").
 INTERJECTION_RE = re.compile(
     r"^(?:(?:hey|hi|hiya|hello|oh|ooh|oops|wow|whoa|woah|yeah|yea|yep|yup|yes|no|nope|nah|ok|okay|well|"
@@ -171,6 +177,8 @@ def is_ephemeral(content: str, names: NameBook | None = None) -> bool:
     if PHOTO_RE.search(content) or EMAIL_RE.search(content) or URL_RE.search(content):
         return False
     stripped = EMOJI_RE.sub(" ", content).strip()
+    if any(not_english(s) and worth_keeping(s) for s in split_sentences(stripped)):
+        return False  # a sentence in another language is kept as said (`languages`), whatever English sees in it
     words = [w.lower() for w in WORD_RE.findall(stripped)]
     if not words:
         return True
