@@ -5,6 +5,7 @@ stderr saying what to fix, exit status 2, no traceback, and nothing written."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -156,3 +157,18 @@ def test_a_port_out_of_range_is_a_usage_line_before_anything_listens(
     _, err = capsys.readouterr()
     assert f"argument --port: must be a port from 1 to 65535, not {value}" in err.splitlines()[-1]
     assert "API on" not in err and "MCP server on" not in err
+
+
+def test_a_port_in_use_is_one_line_before_the_banner(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv("NEXUS_DATA_DIR", str(tmp_path / "data"))
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 2
+    _, err = capsys.readouterr()
+    assert f"error: cannot listen on 127.0.0.1:{port}" in err.splitlines()[-1] and "Traceback" not in err
+    assert "API on" not in err + caplog.text

@@ -23,6 +23,7 @@ import ipaddress
 import json
 import logging
 import queue
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -50,7 +51,7 @@ _LOOPBACK_NAMES = ("localhost",)
 
 
 class RefusedToStart(ValueError):
-    """The server would listen beyond loopback without a token."""
+    """The server may not or cannot listen: beyond loopback without a token, or on a port that is taken."""
 
 
 def is_loopback(host: str) -> bool:
@@ -225,10 +226,21 @@ def serve(
     import uvicorn
 
     check_exposure(host, token)
+    listener = _listen(host, port)  # before the banner: a taken port is one line, not a banner then an error
     api = MemoryApi(settings, host=host, token=token, session_id=session_id)
     try:
         access = "a bearer token required" if token else "loopback only, no token"
         log.warning("nexus-memory API on http://%s:%d (%s); GET /openapi.json describes it", host, port, access)
-        uvicorn.Server(uvicorn.Config(api.app, host=host, port=port, log_level="warning")).run()
+        uvicorn.Server(uvicorn.Config(api.app, host=host, port=port, log_level="warning")).run(sockets=[listener])
     finally:
         api.close()
+        listener.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to (host, port) and listening, or RefusedToStart saying why it cannot be."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        raise RefusedToStart(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
