@@ -159,16 +159,18 @@ def test_a_port_out_of_range_is_a_usage_line_before_anything_listens(
     assert "API on" not in err and "MCP server on" not in err
 
 
+@pytest.mark.parametrize("command", [["serve", "--port"], ["mcp", "--http", "--port"]])
 def test_a_port_in_use_is_one_line_before_the_banner(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
+    command: list[str],
 ) -> None:
     monkeypatch.setenv("NEXUS_DATA_DIR", str(tmp_path / "data"))
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        assert main(["serve", "--port", str(port)]) == 2
+        assert main([*command, str(port)]) == 2
     _, err = capsys.readouterr()
     assert f"error: cannot listen on 127.0.0.1:{port}" in err.splitlines()[-1] and "Traceback" not in err
-    assert "API on" not in err + caplog.text
+    assert " on http://" not in err + caplog.text

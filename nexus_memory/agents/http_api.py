@@ -23,7 +23,6 @@ import ipaddress
 import json
 import logging
 import queue
-import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -35,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from nexus_memory.agents.listening import listen
 from nexus_memory.agents.mcp_server import package_version
 from nexus_memory.agents.tools import INTERNAL_ERROR, REGISTRY, call_tool, tool_schemas
 from nexus_memory.core.config import Settings
@@ -51,7 +51,7 @@ _LOOPBACK_NAMES = ("localhost",)
 
 
 class RefusedToStart(ValueError):
-    """The server may not or cannot listen: beyond loopback without a token, or on a port that is taken."""
+    """The server would listen beyond loopback without a token."""
 
 
 def is_loopback(host: str) -> bool:
@@ -222,11 +222,12 @@ def serve(
     token: str = "",
     session_id: str | None = None,
 ) -> None:
-    """Serve until the process is stopped; RefusedToStart before anything opens when it may not listen."""
+    """Serve until the process is stopped; RefusedToStart or CannotListen before anything opens when it may not
+    or cannot listen."""
     import uvicorn
 
     check_exposure(host, token)
-    listener = _listen(host, port)  # before the banner: a taken port is one line, not a banner then an error
+    listener = listen(host, port)  # CannotListen before the banner
     api = MemoryApi(settings, host=host, token=token, session_id=session_id)
     try:
         access = "a bearer token required" if token else "loopback only, no token"
@@ -235,12 +236,3 @@ def serve(
     finally:
         api.close()
         listener.close()
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A socket bound to (host, port) and listening, or RefusedToStart saying why it cannot be."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        return socket.create_server((host, port), family=family)
-    except OSError as exc:
-        raise RefusedToStart(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
 from typing import Any
 
@@ -28,6 +29,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+from nexus_memory.agents.listening import listen
 from nexus_memory.agents.tools import INTERNAL_ERROR, call_tool, tool_schemas
 from nexus_memory.core.config import Settings
 from nexus_memory.core.stores import Stores
@@ -108,13 +110,19 @@ def as_call_result(result: dict[str, Any]) -> types.CallToolResult:
 
 
 def serve(settings: Settings, *, http: bool = False, port: int = DEFAULT_PORT, session_id: str | None = None) -> None:
-    """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
-    with Stores(settings) as stores:
-        tools = MemoryToolServer(stores, session_id=session_id)
-        if http:
-            anyio.run(_serve_http, tools.server, port)
-        else:
-            anyio.run(_serve_stdio, tools.server)
+    """Serve until the client disconnects (stdio) or the process is stopped (HTTP); CannotListen first when the
+    HTTP port is taken."""
+    listener = listen(LOOPBACK, port) if http else None
+    try:
+        with Stores(settings) as stores:
+            tools = MemoryToolServer(stores, session_id=session_id)
+            if listener is not None:
+                anyio.run(_serve_http, tools.server, listener)
+            else:
+                anyio.run(_serve_stdio, tools.server)
+    finally:
+        if listener is not None:
+            listener.close()
 
 
 async def _serve_stdio(server: Server[Any]) -> None:
@@ -122,13 +130,15 @@ async def _serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def _serve_http(server: Server[Any], port: int) -> None:
+async def _serve_http(server: Server[Any], listener: socket.socket) -> None:
     import uvicorn
 
     # host=loopback also turns on the SDK's DNS-rebinding protection (Host/Origin must be local).
     app = server.streamable_http_app(host=LOOPBACK)
+    port = listener.getsockname()[1]
     log.warning("nexus-memory MCP server on http://%s:%d/mcp", LOOPBACK, port)
-    await uvicorn.Server(uvicorn.Config(app, host=LOOPBACK, port=port, log_level="warning")).serve()
+    config = uvicorn.Config(app, host=LOOPBACK, port=port, log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[listener])
 
 
 def package_version() -> str:

@@ -53,19 +53,24 @@ def register(subcommands: Subcommands) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    from nexus_memory.agents.listening import CannotListen
     from nexus_memory.agents.mcp_server import serve
 
-    serve(load_settings(), http=args.http, port=args.port, session_id=args.session)
+    try:
+        serve(load_settings(), http=args.http, port=args.port, session_id=args.session)
+    except CannotListen as exc:
+        return fail(exc)
     return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from nexus_memory.agents.http_api import RefusedToStart, serve
+    from nexus_memory.agents.listening import CannotListen
 
     settings = load_settings()
     try:
         serve(settings, host=args.host, port=args.port, token=args.token or settings.api_token, session_id=args.session)
-    except RefusedToStart as exc:
+    except (RefusedToStart, CannotListen) as exc:
         return fail(exc)
     return 0
 
