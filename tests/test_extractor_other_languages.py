@@ -125,3 +125,38 @@ def test_recall_finds_each_kept_sentence_by_words_of_its_own_language(stores: St
     ]:
         found = [r.text for r in recall(stores, query, touch=False).results]
         assert found[:1] == [f'Noa said: "{said}"'], query
+
+
+# Languages in Latin letters the first word lists missed: read as English, they were garbled ("Vamos a la playa con
+# mis amigos" lost its speaker's words to pronoun rewriting) or dropped as chatter ("Ci vediamo domani sera").
+MORE_LATIN = [
+    "Vamos a la playa con mis amigos",  # Spanish
+    "Ci vediamo domani sera",  # Italian
+    "Jutro jadę do Krakowa z rodziną",  # Polish
+    "Saya akan pindah ke Jakarta bulan depan",  # Indonesian
+    "Annem ve babam bu aksam geliyor",  # Turkish typed without its letters
+    "Jag ska flytta till Stockholm nästa månad",  # Swedish
+    "Můj bratr pracuje v bance",  # Czech
+    "Volgende week begin ik aan een nieuwe baan",  # Dutch
+]
+
+
+@pytest.mark.parametrize("said", MORE_LATIN)
+def test_more_latin_languages_are_kept_verbatim_with_their_speaker(said: str) -> None:
+    assert not_english(said)
+    (fact,) = extract([event(said)]).facts
+    assert fact.text == f'Caroline said: "{said}"'
+    assert fact.about is None
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Farm trip: hay rides, dove nests, ska band",  # English words the lists leave out, with no function word
+        "Tests green per spec, con list done",
+        "Mia and Dia went to the CI meeting at Ada's place",  # names and abbreviations
+        "Yo, the game was great",
+    ],
+)
+def test_english_words_that_are_foreign_words_elsewhere_stay_english(said: str) -> None:
+    assert not not_english(said)

@@ -20,10 +20,12 @@ from nexus_memory.writer.extractor.words import STOPWORDS
 LETTERS_RE = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*")
 # Scripts written without spaces between words: each character counts as a word (`_units`).
 _UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA")
-# Function words of the common languages written in Latin letters (Spanish, French, German, Italian, Portuguese,
-# Dutch), none of them an English word or a common abbreviation ("me", "die", "son", "pour", "um", "et", "EU" are
-# left out): a sentence of another language says so by them, where English with few function words ("Family
-# moments make life awesome") has none.
+# Function words and the commonest everyday words (today, tomorrow, my sister, I am going) of the languages written
+# in Latin letters (Spanish, French, German, Italian, Portuguese, Dutch, Polish, Czech, Indonesian, Turkish typed
+# without its letters, Swedish), none of them an English word, a common abbreviation or a Slavic one-letter word
+# ("me", "die", "son", "pour", "um", "et", "EU", "per", "ma", "till", "den", "met", "ale", "jam", "dan", "com",
+# "hay", "dove", "ska", "w", "z" are left out): a sentence of another language says so by them, where English with
+# few function words ("Family moments make life awesome") has none.
 FOREIGN_FUNCTION_WORDS = word_set("""
 el la los las una unos unas y del que en por para es está están estoy soy tu tus su yo pero porque como muy más
 también se
@@ -33,6 +35,18 @@ eine einen einem ein
 che sono è mio perché anche molto nel
 uma não meu minha você são estou muito
 een ik jij hij zij wij niet voor maar ook zijn heb
+mis ayer mañana voy vamos tengo tiene ella ellos nosotros nuestro esta este eso cuando casa
+della alla nella sul oggi ieri domani vediamo vado siamo abbiamo questo questa gli lui sempre quando tuo suo
+ele ela nós ao amanhã ontem vou nosso isso aqui também mês
+avons chez soir demain hier elle leur ont était été frère habite depuis deux
+jutro dziś wczoraj jestem jesteśmy moja mój który która się że jak nie bardzo mieszka jadę przyszłym tygodniu
+jsem jsme jsou není můj moje zítra včera dnes taky také protože velmi sestra bratr který
+saya aku kamu mereka kita kami akan ke bulan depan ini itu tidak sudah dengan untuk sangat juga tapi
+karena hari besok pergi pindah makan malam rumah adik sekolah
+ve bu bir ile icin sen siz onlar annem babam yarin aksam hafta yeni cok degil yok simdi bugun
+nästa månad igår bror jobbar på och heter som är inte för vår skulle
+kommer också mycket idag imorgon
+naar mijn vriendin hebben gisteren bij gegeten broer werkt aan nieuwe volgende morgen
 """)
 LATIN_MIN_WORDS = 4  # fewer Latin words than this say too little to tell a language ("Gracias amigo!")
 ENGLISH_SHARE_MIN = 0.5  # a Latin sentence with fewer English function words than this share may not be English

@@ -708,6 +708,8 @@ def has_verb(clause: str) -> bool:
             return True
         if position > 0 and words[position - 1].endswith("'s") and word.endswith("ing"):
             return True  # "Dev's coming"
+        if position > 0 and words[position - 1] == "name's":
+            return True  # "Her name's Coco": a name is said, not owned, so this "'s" is "is"
         if len(word) > 4 and word.endswith("ed"):
             return True
         if word.endswith("s") and word[:-1] in PRESENT_VERBS:
